@@ -1,0 +1,12 @@
+// Asset-level lineage. Rows: {src, dst, at, via: [transformation urn] or []}.
+// `runs` grows only for a sighting newer than the edge's last_seen, so replays count once.
+UNWIND $rows AS r
+MATCH (a:Asset {urn: r.src})
+MATCH (b:Asset {urn: r.dst})
+MERGE (a)-[e:FLOWS_TO]->(b)
+ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.runs = 1, e.via = r.via
+ON MATCH SET
+    e.runs = CASE WHEN r.at > e.last_seen THEN e.runs + 1 ELSE e.runs END,
+    e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
+    e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
+    e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END

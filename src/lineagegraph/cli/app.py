@@ -1,0 +1,128 @@
+"""The root command group, its global options, and the mapping of errors to exit codes."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lineagegraph import __version__
+from lineagegraph.errors import LineageGraphError
+from lineagegraph.graph.store import GraphStore, open_store
+from lineagegraph.settings import Settings, load_settings
+
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+class App:
+    """What every command needs: settings (loaded on first use) and a store to open."""
+
+    def __init__(self, config: Path | None, overrides: dict[str, Any], debug: bool) -> None:
+        self.config = config
+        self.overrides = overrides
+        self.debug = debug
+        self._settings: Settings | None = None
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config, **self.overrides)
+        return self._settings
+
+    @contextmanager
+    def store(self) -> Iterator[GraphStore]:
+        with open_store(self.settings.graph) as store:
+            yield store
+
+
+class LineageGroup(click.Group):
+    """Turns known errors into one clear line and an exit code; tracebacks only with --debug."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except LineageGraphError as exc:
+            if _debug(ctx):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo(
+                "interrupted; what was written so far is kept, the next run resumes", err=True
+            )
+            sys.exit(130)
+        except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
+            raise
+        except Exception as exc:
+            if _debug(ctx):
+                raise
+            click.echo(
+                f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for details)",
+                err=True,
+            )
+            sys.exit(1)
+
+
+def _debug(ctx: click.Context) -> bool:
+    return isinstance(ctx.obj, App) and ctx.obj.debug
+
+
+@click.group(cls=LineageGroup, context_settings=CONTEXT)
+@click.version_option(__version__, "--version", prog_name="lineagegraph")
+@click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="TOML settings file (default: $LINEAGEGRAPH_CONFIG, else config/lineagegraph.toml).",
+)
+@click.option(
+    "--graph",
+    "graph_uri",
+    metavar="URI",
+    help="Neo4j bolt:// or neo4j:// URI. Default: the embedded store (no server to set up).",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Directory of the embedded store (default ./.lineagegraph).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    config: Path | None,
+    graph_uri: str | None,
+    data_dir: Path | None,
+    debug: bool,
+) -> None:
+    """Harvest lineage from S3, Spark and Snowflake into one graph, and ask it questions.
+
+    \b
+    Start here:
+      lineagegraph init                 create the graph schema
+      lineagegraph status               what the graph holds, recent harvests
+      lineagegraph query "MATCH (a:Asset) RETURN a.urn LIMIT 5"
+
+    Settings come from LINEAGEGRAPH_* environment variables and a TOML file
+    (see config/lineagegraph.example.toml). Without --graph or LINEAGEGRAPH_GRAPH__URI the
+    embedded store under ./.lineagegraph is used.
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if debug else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    graph: dict[str, Any] = {}
+    if graph_uri:
+        graph["uri"] = graph_uri
+    if data_dir:
+        graph["data_dir"] = data_dir
+    ctx.obj = App(config, {"graph": graph} if graph else {}, debug)
+
+
+@cli.group(cls=LineageGroup)
+def harvest() -> None:
+    """Harvest one source into the graph (for cron and Airflow: exits non-zero on failure)."""

@@ -1,0 +1,121 @@
+"""init, status and query: the commands that work on the graph itself."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lineagegraph.cli.app import App, cli
+from lineagegraph.errors import QueryError
+from lineagegraph.graph.statements import statement, statement_names
+from lineagegraph.output import FORMATS, render
+
+pass_app = click.make_pass_decorator(App)
+
+
+@cli.command()
+@pass_app
+def init(app: App) -> None:
+    """Create the graph's constraints and indexes (safe to run again)."""
+    with app.store() as store:
+        store.init_schema()
+        click.echo(f"schema ready on {store.backend} ({store.location})")
+
+
+@cli.command()
+@click.option("--runs", default=10, show_default=True, help="How many recent harvest runs to list.")
+@pass_app
+def status(app: App, runs: int) -> None:
+    """Show what the graph holds: assets by kind and system, and recent harvest runs."""
+    with app.store() as store:
+        assets = store.read("status_assets")
+        recent = store.read("status_runs", {"limit": runs})
+    click.echo(f"graph: {store.backend} ({store.location})")
+    if not assets:
+        click.echo("no assets yet: run a harvest (lineagegraph harvest --help)")
+    else:
+        rows = [[a["kind"], a["system"], a["assets"]] for a in assets]
+        click.echo(render(["kind", "system", "assets"], rows, "table"))
+    if recent:
+        click.echo("\nrecent harvests:")
+        rows = [[r["system"], r["scope"], r["status"], _when(r["started"]), _when(r["finished"]),
+                 _when(r["watermark"]), r["error"]] for r in recent]  # fmt: skip
+        cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
+        click.echo(render(cols, rows, "table"))
+
+
+def _when(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+@cli.command()
+@click.argument("cypher", required=False)
+@click.option("-f", "--file", "file", type=click.File("r"), help="Read the query from a file.")
+@click.option("-n", "--name", help="Run a named statement from cypher/ (see --list).")
+@click.option("--list", "list_names", is_flag=True, help="List the named statements and exit.")
+@click.option(
+    "-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
+    help="A query parameter ($KEY); VALUE is JSON if it parses (42, true, [1,2]), else a string.",
+)  # fmt: skip
+@click.option(
+    "--write", is_flag=True, help="Allow the query to change the graph (read-only otherwise)."
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
+@pass_app
+def query(
+    app: App,
+    cypher: str | None,
+    file: Any,
+    name: str | None,
+    list_names: bool,
+    params: tuple[str, ...],
+    write: bool,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Run ad-hoc Cypher against the graph, read-only unless --write.
+
+    \b
+    Examples:
+      lineagegraph query "MATCH (t:Table) RETURN t.urn, t.last_seen LIMIT 10"
+      lineagegraph query -f upstream.cypher -p urn=snowflake://acme/DB.SCH.T --format json
+      lineagegraph query --name status_assets
+    """
+    if list_names:
+        click.echo("\n".join(statement_names()))
+        return
+    given = [x for x in (cypher, file, name) if x]
+    if len(given) != 1:
+        raise click.UsageError("give exactly one of: a CYPHER argument, --file or --name")
+    text = cypher or (file.read() if file else statement(name or ""))
+    if not text.strip():
+        raise QueryError("the query is empty")
+    with app.store() as store:
+        result = store.execute(text, parse_params(params), write=write)
+    rendered = render(result.columns, result.rows, fmt)
+    if output:
+        output.write_text(rendered + "\n", encoding="utf-8")
+        click.echo(f"wrote {len(result.rows)} rows to {output}", err=True)
+    else:
+        click.echo(rendered)
+
+
+def parse_params(pairs: tuple[str, ...]) -> dict[str, Any]:
+    """`k=v` pairs; values are JSON when they parse, else plain strings."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {pair!r}", param_hint="--param")
+        try:
+            params[key.strip()] = json.loads(raw)
+        except ValueError:
+            params[key.strip()] = raw
+    return params

@@ -1,0 +1,86 @@
+"""The embedded backend: FalkorDB, the default when no Neo4j URI is set."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+from falkordb import Edge, FalkorDB, Node, Path
+
+from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
+from lineagegraph.graph.embedded import EmbeddedServer
+from lineagegraph.graph.statements import schema_statements
+from lineagegraph.graph.store import GraphStore, Result
+from lineagegraph.settings import GraphSettings
+
+# FalkorDB keeps uniqueness in constraints made by a command, not by Cypher.
+UNIQUE_KEYS = (("Asset", "urn"), ("Transformation", "urn"), ("Column", "urn"), ("HarvestRun", "id"))
+
+
+class FalkorDBStore(GraphStore):
+    backend = "falkordb"
+
+    def __init__(self, settings: GraphSettings) -> None:
+        self.batch_size = settings.batch_size
+        self.location = str(settings.data_dir)
+        self._server = EmbeddedServer(settings.data_dir)
+        port = self._server.acquire()
+        try:
+            self._graph = FalkorDB(host="127.0.0.1", port=port).select_graph(settings.graph_name)
+        except redis.RedisError as exc:
+            self._server.release()
+            raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
+
+    def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
+        try:
+            run = self._graph.query if write else self._graph.ro_query
+            res = run(text, params)
+        except redis.ResponseError as exc:
+            message = str(exc)
+            if "read-only" in message.lower() or "RO_QUERY" in message:
+                raise QueryError(WRITE_REFUSED) from None
+            raise QueryError(f"the embedded store rejected the query: {message}") from None
+        except redis.RedisError as exc:
+            raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
+        columns = [str(h[1]) for h in res.header] if res.header else []
+        return Result(columns, [[_plain(v) for v in row] for row in res.result_set])
+
+    def init_schema(self) -> None:
+        for text in schema_statements(self.backend):
+            try:
+                self._graph.query(text)
+            except redis.ResponseError as exc:
+                if "already indexed" not in str(exc):
+                    raise QueryError(f"schema statement failed: {exc}") from None
+        existing = {(c["label"], tuple(c["properties"])) for c in self._constraints()}
+        for label, prop in UNIQUE_KEYS:
+            if (label, (prop,)) not in existing:
+                self._graph.create_node_unique_constraint(label, prop)
+
+    def _constraints(self) -> list[dict[str, Any]]:
+        res = self._graph.ro_query("CALL db.constraints()")
+        names = [str(h[1]) for h in res.header]
+        return [dict(zip(names, row, strict=True)) for row in res.result_set]
+
+    def close(self) -> None:
+        self._server.release()
+
+
+def _plain(value: Any) -> Any:
+    """Nodes, relationships and paths as JSON-friendly values, the same shape as on Neo4j."""
+    if isinstance(value, Node):
+        return {"_labels": sorted(value.labels or []), **(value.properties or {})}
+    if isinstance(value, Edge):
+        return {"_type": value.relation, **(value.properties or {})}
+    if isinstance(value, Path):
+        items: list[Any] = []
+        for i, node in enumerate(value.nodes()):
+            if i:
+                items.append(_plain(value.get_edge(i - 1)))
+            items.append(_plain(node))
+        return items
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

@@ -1,0 +1,79 @@
+"""Small frozen values that harvesters yield and the graph writer stores.
+
+Every urn in them comes from `lineagegraph.identity`; times are epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Scalar = str | int | float | bool | None
+AssetKind = Literal["Table", "Dataset", "File"]
+
+
+@dataclass(frozen=True, slots=True)
+class Asset:
+    """A node labelled :Asset plus its kind. `seen` is when it was observed."""
+
+    urn: str
+    kind: AssetKind
+    system: str
+    name: str
+    seen: int
+    props: dict[str, Scalar] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """Data moved from `src` to `dst` at `at`, by the transformation `via` (if known)."""
+
+    src: str
+    dst: str
+    at: int
+    via: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transformation:
+    """A stable job identity (not one run) and what one of its runs read and wrote."""
+
+    urn: str
+    system: str
+    name: str
+    run_id: str
+    run_at: int
+    user: str | None = None
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """A column of an asset; its urn is `{asset urn}#{name}`."""
+
+    urn: str
+    asset: str
+    name: str
+    seen: int
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnFeed:
+    """Column `src` feeds column `dst` (the way data flows)."""
+
+    src: str
+    dst: str
+    at: int
+    via: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PartOf:
+    """An S3 object belongs to the dataset its folded prefix names."""
+
+    file: str
+    dataset: str
+
+
+Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf

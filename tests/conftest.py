@@ -1,0 +1,63 @@
+"""Shared fixtures: real stores (embedded FalkorDB always, Neo4j when a Docker engine answers)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lineagegraph.graph.store import GraphStore, open_store
+from lineagegraph.settings import GraphSettings
+
+
+def docker_unavailable_reason() -> str | None:
+    """Why Neo4j-in-Docker tests cannot run here, or None when a Docker engine answers."""
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+    except Exception as exc:
+        return f"no Docker engine answers ({type(exc).__name__}); Neo4j runs in a testcontainer"
+    return None
+
+
+@pytest.fixture(scope="session")
+def embedded_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("embedded-store")
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri() -> Iterator[str]:
+    reason = docker_unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    from testcontainers.neo4j import Neo4jContainer
+
+    with Neo4jContainer("neo4j:5-community", password="lineagegraph-test") as container:
+        yield container.get_connection_url()
+
+
+def _make_store(request: pytest.FixtureRequest, backend: str) -> GraphStore:
+    if backend == "neo4j":
+        uri = request.getfixturevalue("neo4j_uri")
+        settings = GraphSettings(uri=uri, password="lineagegraph-test", batch_size=3)
+        store = open_store(settings)
+        store.execute("MATCH (n) DETACH DELETE n", write=True)
+    else:
+        data_dir = request.getfixturevalue("embedded_dir")
+        graph = f"test_{uuid.uuid4().hex[:12]}"
+        store = open_store(GraphSettings(data_dir=data_dir, graph_name=graph, batch_size=3))
+    store.init_schema()
+    return store
+
+
+@pytest.fixture(params=["falkordb", "neo4j"])
+def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
+    """A fresh, empty graph on each backend, batch size 3 so tests cross batch boundaries."""
+    s = _make_store(request, request.param)
+    try:
+        yield s
+    finally:
+        s.close()

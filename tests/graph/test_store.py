@@ -1,0 +1,190 @@
+"""The behavioural suite every backend passes: the graph contract of DESIGN.md section 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from lineagegraph.errors import QueryError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.model import Asset, Column, ColumnFeed, Flow, PartOf, Transformation
+
+T0 = 1_700_000_000_000
+
+
+def table(name: str, seen: int = T0) -> Asset:
+    return Asset(f"snowflake://acme/DB.S.{name}", "Table", "snowflake", name, seen)
+
+
+def count(store: GraphStore, cypher: str, **params: object) -> int:
+    return int(store.execute(cypher, params, write=False).rows[0][0])
+
+
+def write(store: GraphStore, *items: object) -> GraphWriter:
+    writer = GraphWriter(store)
+    writer.add_all(items)  # type: ignore[arg-type]
+    writer.flush()
+    return writer
+
+
+def lineage(at: int) -> list[object]:
+    """Two tables and a file flowing into a third through one transformation run at `at`."""
+    t = Transformation("snowflake://acme/query/h1", "snowflake", "q", f"run-{at}", at, "ALICE",
+                       reads=(table("A").urn, table("B").urn), writes=(table("C").urn,))  # fmt: skip
+    return [
+        table("A", at), table("B", at), table("C", at),
+        Asset("s3://b/raw/x.csv", "File", "s3", "x.csv", at, {"size": 10}),
+        Asset("s3://b/raw", "Dataset", "s3", "raw", at),
+        PartOf("s3://b/raw/x.csv", "s3://b/raw"),
+        t,
+        Flow(table("A").urn, table("C").urn, at, t.urn),
+        Flow(table("B").urn, table("C").urn, at, t.urn),
+        Flow("s3://b/raw", table("A").urn, at),
+        Column(table("A").urn + "#ID", table("A").urn, "ID", at),
+        Column(table("C").urn + "#ID", table("C").urn, "ID", at),
+        ColumnFeed(table("A").urn + "#ID", table("C").urn + "#ID", at, t.urn),
+    ]  # fmt: skip
+
+
+GRAPH_SHAPE = {
+    "MATCH (n:Asset:Table) RETURN count(n)": 3,
+    "MATCH (n:Asset:File) RETURN count(n)": 1,
+    "MATCH (n:Asset:Dataset) RETURN count(n)": 1,
+    "MATCH (:Asset)-[e:FLOWS_TO]->(:Asset) RETURN count(e)": 3,
+    "MATCH (:Transformation)-[e:READS_FROM]->(:Asset) RETURN count(e)": 2,
+    "MATCH (:Transformation)-[e:WRITES_TO]->(:Asset) RETURN count(e)": 1,
+    "MATCH (:File)-[e:PART_OF]->(:Dataset) RETURN count(e)": 1,
+    "MATCH (:Column)-[e:COLUMN_OF]->(:Asset) RETURN count(e)": 2,
+    "MATCH (:Column)-[e:FEEDS]->(:Column) RETURN count(e)": 1,
+}
+
+
+def shape(store: GraphStore) -> dict[str, int]:
+    return {q: count(store, q) for q in GRAPH_SHAPE}
+
+
+def test_writer_builds_the_contracted_graph(store: GraphStore) -> None:
+    write(store, *lineage(T0))
+    assert shape(store) == GRAPH_SHAPE
+    node = store.execute(
+        "MATCH (n:Asset {urn: $u}) RETURN n.system, n.name, n.first_seen, n.last_seen, n.size",
+        {"u": "s3://b/raw/x.csv"}, write=False,
+    ).rows[0]  # fmt: skip
+    assert node == ["s3", "x.csv", T0, T0, 10]
+
+
+def test_rewriting_changes_nothing_but_newer_sightings(store: GraphStore) -> None:
+    write(store, *lineage(T0))
+    write(store, *lineage(T0))  # a replayed window
+    assert shape(store) == GRAPH_SHAPE
+    runs = "MATCH (t:Transformation) RETURN t.runs, t.last_run_id, t.last_run_at"
+    assert store.execute(runs, write=False).rows == [[1, f"run-{T0}", T0]]
+    write(store, *lineage(T0 + 1000))  # a new run
+    write(store, *lineage(T0 + 500))  # an older run, processed late
+    assert shape(store) == GRAPH_SHAPE
+    assert store.execute(runs, write=False).rows == [[2, f"run-{T0 + 1000}", T0 + 1000]]
+    edge = store.execute(
+        "MATCH (:Table {urn: $a})-[e:FLOWS_TO]->() RETURN e.runs, e.first_seen, e.last_seen, e.via",
+        {"a": table("A").urn}, write=False,
+    ).rows  # fmt: skip
+    assert edge == [[2, T0, T0 + 1000, ["snowflake://acme/query/h1"]]]
+
+
+def test_via_collects_each_transformation_once(store: GraphStore) -> None:
+    write(store, table("A"), table("C"))
+    write(store, Flow(table("A").urn, table("C").urn, T0, "t1"),
+          Flow(table("A").urn, table("C").urn, T0 + 1, "t2"),
+          Flow(table("A").urn, table("C").urn, T0 + 2, "t1"),
+          Flow(table("A").urn, table("C").urn, T0 + 3, None))  # fmt: skip
+    via = store.execute("MATCH ()-[e:FLOWS_TO]->() RETURN e.via, e.runs", write=False).rows
+    assert via == [[["t1", "t2"], 4]]
+
+
+def test_self_edges_are_dropped_and_counted(store: GraphStore) -> None:
+    writer = write(store, table("A"), Flow(table("A").urn, table("A").urn, T0),
+                   ColumnFeed("x#a", "x#a", T0))  # fmt: skip
+    assert count(store, "MATCH ()-[e]->() RETURN count(e)") == 0
+    assert writer.counts["self_edges_skipped"] == 2
+
+
+def test_soft_delete_survives_older_sightings_only(store: GraphStore) -> None:
+    write(store, table("A", T0))
+    store.execute("MATCH (n:Asset {urn: $u}) SET n.deleted_at = $t", {"u": table("A").urn,
+                  "t": T0 + 100}, write=True)  # fmt: skip
+    deleted = "MATCH (n:Asset {urn: $u}) RETURN n.deleted_at"
+    write(store, table("A", T0 + 50))  # a replayed, older sighting
+    assert store.execute(deleted, {"u": table("A").urn}, write=False).rows == [[T0 + 100]]
+    write(store, table("A", T0 + 200))  # seen again after the drop
+    assert store.execute(deleted, {"u": table("A").urn}, write=False).rows == [[None]]
+
+
+def test_a_failed_batch_leaves_the_graph_as_it_was(store: GraphStore) -> None:
+    write(store, table("A"))
+    # The second row's property is a map, which no backend stores: the whole batch must fail.
+    rows = [
+        {"urn": "s3://b/ok", "system": "s3", "name": "ok", "seen": T0, "props": {}},
+        {"urn": "s3://b/bad", "system": "s3", "name": "bad", "seen": T0,
+         "props": {"nested": {"a": 1}}},
+    ]  # fmt: skip
+    with pytest.raises(QueryError):
+        store.write_batches("merge_files", rows)
+    assert count(store, "MATCH (n:Asset) RETURN count(n)") == 1
+
+
+def test_unique_urn_is_enforced(store: GraphStore) -> None:
+    store.execute("CREATE (:Asset:Table {urn: 'u1'})", write=True)
+    with pytest.raises(QueryError):
+        store.execute("CREATE (:Asset:Dataset {urn: 'u1'})", write=True)
+    assert count(store, "MATCH (n:Asset) RETURN count(n)") == 1
+
+
+def test_init_schema_is_idempotent(store: GraphStore) -> None:
+    store.init_schema()
+    store.init_schema()
+    write(store, table("A"))
+    assert count(store, "MATCH (n:Asset) RETURN count(n)") == 1
+
+
+def test_reads_refuse_writes(store: GraphStore) -> None:
+    with pytest.raises(QueryError, match="pass --write"):
+        store.execute("CREATE (:Asset {urn: 'x'})", write=False)
+    assert count(store, "MATCH (n) RETURN count(n)") == 0
+
+
+def test_invalid_cypher_is_a_query_error(store: GraphStore) -> None:
+    with pytest.raises(QueryError, match="rejected the query"):
+        store.execute("MATCH (n RETURN n", write=False)
+
+
+def test_nodes_relationships_and_paths_decode_alike(store: GraphStore) -> None:
+    write(store, table("A"), table("C"), Flow(table("A").urn, table("C").urn, T0))
+    row = store.execute(
+        "MATCH p = (a:Table {urn: $a})-[e:FLOWS_TO]->(c) RETURN a, e, p",
+        {"a": table("A").urn}, write=False,
+    ).rows[0]  # fmt: skip
+    node, rel, path = row
+    assert node["_labels"] == ["Asset", "Table"] and node["urn"] == table("A").urn
+    assert rel["_type"] == "FLOWS_TO" and rel["runs"] == 1
+    assert [p.get("urn", p.get("_type")) for p in path] == [
+        table("A").urn, "FLOWS_TO", table("C").urn,
+    ]  # fmt: skip
+
+
+def test_parameters_carry_awkward_strings(store: GraphStore) -> None:
+    urn = "s3://b/it's \"quoted\"/ünï cødé/%41+b"
+    write(store, Asset(urn, "File", "s3", "x", T0))
+    assert store.execute("MATCH (n:File) RETURN n.urn", write=False).rows == [[urn]]
+
+
+def test_repeated_keys_in_one_batch(store: GraphStore) -> None:
+    """One batch that MERGEs the same node and edge several times, in time order."""
+    store.batch_size = 100
+    first = Asset("s3://b/f", "File", "s3", "f", T0, {"size": 1})
+    again = Asset("s3://b/f", "File", "s3", "f", T0 + 5, {"size": 2})
+    write(store, table("A"), table("C"), first, again,
+          *[Flow(table("A").urn, table("C").urn, T0 + i, f"t{i % 2}") for i in range(4)])  # fmt: skip
+    assert store.execute("MATCH (n:File) RETURN n.size, n.last_seen", write=False).rows == [
+        [2, T0 + 5]
+    ]
+    edge = store.execute("MATCH ()-[e:FLOWS_TO]->() RETURN e.runs, e.via", write=False).rows
+    assert edge == [[4, ["t0", "t1"]]]
