@@ -66,8 +66,14 @@ def _when(ms: int | None) -> str | None:
 @click.option(
     "--write", is_flag=True, help="Allow the query to change the graph (read-only otherwise)."
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False), help="Write here.")
+@click.option(
+    "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+    help="Output format.",
+)  # fmt: skip
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the result to this file instead of the terminal.",
+)  # fmt: skip
 @pass_app
 def query(
     app: App,

@@ -26,7 +26,10 @@ class FalkorDBStore(GraphStore):
         self._server = EmbeddedServer(settings.data_dir)
         port = self._server.acquire()
         try:
-            self._graph = FalkorDB(host="127.0.0.1", port=port).select_graph(settings.graph_name)
+            db = FalkorDB(host="127.0.0.1", port=port)
+            self._graph = db.select_graph(settings.graph_name)
+            if settings.graph_name not in db.list_graphs():
+                self.init_schema()  # a new store is ready to use; reads on a missing graph fail
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None

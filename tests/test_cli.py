@@ -1,0 +1,131 @@
+"""The CLI as a user meets it: help, exit codes, one-line errors, read-only queries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from lineagegraph import __version__
+from lineagegraph.cli import cli
+
+SECRET = "s3cr3t-pa55word"
+
+
+@pytest.fixture
+def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.chdir(tmp_path)
+    for name in list(__import__("os").environ):
+        if name.startswith("LINEAGEGRAPH_"):
+            monkeypatch.delenv(name)
+    runner = CliRunner()
+
+    def invoke(*args: str, **env: str):  # type: ignore[no-untyped-def]
+        return runner.invoke(cli, ["--data-dir", str(tmp_path / "store"), *args], env=env)
+
+    return invoke
+
+
+def all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    found = []
+    for name, cmd in group.commands.items():
+        found.append((f"{prefix}{name}", cmd))
+        if isinstance(cmd, click.Group):
+            found += all_commands(cmd, f"{prefix}{name} ")
+    return found
+
+
+def test_every_command_explains_itself() -> None:
+    missing = [name for name, cmd in all_commands(cli) if not (cmd.help or "").strip()]
+    assert missing == [], f"commands without help text: {missing}"
+    for name, cmd in all_commands(cli):
+        for param in cmd.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                assert param.help, f"option {param.opts} of `{name}` has no help text"
+
+
+def test_version(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_init_status_and_query_roundtrip(run) -> None:  # type: ignore[no-untyped-def]
+    assert run("init").exit_code == 0
+    status = run("status")
+    assert status.exit_code == 0 and "no assets yet" in status.output
+    made = run("query", "--write", "CREATE (:Asset:Table {urn: $u, system: 'snowflake'})",
+               "-p", 'u="snowflake://a/D.S.T"')  # fmt: skip
+    assert made.exit_code == 0, made.output
+    status = run("status")
+    assert "Table" in status.output and "snowflake" in status.output
+    out = run("query", "MATCH (t:Table) RETURN t.urn AS urn, 1 + $n AS n", "-p", "n=41",
+              "--format", "json")  # fmt: skip
+    assert json.loads(out.output) == [{"urn": "snowflake://a/D.S.T", "n": 42}]
+    csv_out = run("query", "MATCH (t:Table) RETURN t.urn AS urn", "--format", "csv")
+    assert csv_out.output.splitlines() == ["urn", "snowflake://a/D.S.T"]
+
+
+def test_query_from_file_name_and_list(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    q = tmp_path / "q.cypher"
+    q.write_text("RETURN 'from file' AS x")
+    assert "from file" in run("query", "-f", str(q)).output
+    assert "status_assets" in run("query", "--list").output
+    named = run("query", "--name", "status_runs", "-p", "limit=5")
+    assert named.exit_code == 0 and "(0 rows)" in named.output
+
+
+def test_output_file(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    target = tmp_path / "out.md"
+    result = run("query", "RETURN 1 AS one", "--format", "markdown", "-o", str(target))
+    assert result.exit_code == 0
+    assert target.read_text().splitlines() == ["| one |", "|---|", "| 1 |"]
+
+
+def test_writes_need_write_and_change_nothing(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("query", "CREATE (:Asset {urn: 'x'})")
+    assert result.exit_code == 4
+    assert result.output.strip() == "error: this query writes to the graph; pass --write to allow it"
+    count = run("query", "MATCH (n:Asset) RETURN count(n) AS n", "--format", "json")
+    assert json.loads(count.output) == [{"n": 0}]
+
+
+def test_invalid_cypher_is_one_line_without_traceback(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("query", "MATCH (n RETURN n")
+    assert result.exit_code == 4
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: the embedded store rejected the query")
+    assert "Traceback" not in result.output
+
+
+def test_debug_shows_the_traceback(run) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(cli, ["--debug", "query", "MATCH (n RETURN n"])
+    assert result.exit_code != 0
+    assert type(result.exception).__name__ == "QueryError"
+
+
+def test_query_argument_rules(run) -> None:  # type: ignore[no-untyped-def]
+    assert run("query").exit_code == 2
+    bad = run("query", "RETURN 1", "-p", "novalue")
+    assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.output
+
+
+def test_unreachable_neo4j_is_clear_and_keeps_secrets(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("--graph", "bolt://127.0.0.1:9", "status", LINEAGEGRAPH_GRAPH__PASSWORD=SECRET)
+    assert result.exit_code == 3
+    assert "cannot reach Neo4j at bolt://127.0.0.1:9" in result.output
+    assert SECRET not in result.output
+
+
+def test_bad_setting_exits_2(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("status", LINEAGEGRAPH_GRAPH__BATCH_SIZE="lots")
+    assert result.exit_code == 2
+    assert "graph.batch_size / LINEAGEGRAPH_GRAPH__BATCH_SIZE" in result.output
+
+
+def test_help_never_shows_secrets(run) -> None:  # type: ignore[no-untyped-def]
+    for name, _ in [("", None), *all_commands(cli)]:
+        result = run(*name.split(), "--help", LINEAGEGRAPH_GRAPH__PASSWORD=SECRET)
+        assert result.exit_code == 0 and SECRET not in result.output

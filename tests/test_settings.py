@@ -1,0 +1,86 @@
+"""Settings: environment over file over defaults, and errors that name the bad key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lineagegraph.errors import ConfigError
+from lineagegraph.settings import load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in list(__import__("os").environ):
+        if name.startswith("LINEAGEGRAPH_"):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)  # no config/lineagegraph.toml here
+
+
+def test_defaults_use_the_embedded_store() -> None:
+    s = load_settings()
+    assert s.graph.uri is None
+    assert s.graph.data_dir == Path(".lineagegraph")
+    assert s.graph.batch_size == 5000
+
+
+def test_the_example_file_is_valid() -> None:
+    s = load_settings(ROOT / "config" / "lineagegraph.example.toml")
+    assert s.graph.batch_size == 5000
+
+
+def test_environment_wins_over_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "lg.toml"
+    cfg.write_text('[graph]\nbatch_size = 10\nuser = "filed"\n')
+    monkeypatch.setenv("LINEAGEGRAPH_GRAPH__BATCH_SIZE", "20")
+    s = load_settings(cfg)
+    assert (s.graph.batch_size, s.graph.user) == (20, "filed")
+
+
+def test_config_from_environment_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "lg.toml"
+    cfg.write_text("[graph]\nbatch_size = 11\n")
+    monkeypatch.setenv("LINEAGEGRAPH_CONFIG", str(cfg))
+    assert load_settings().graph.batch_size == 11
+
+
+def test_overrides_merge_into_sections(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEAGEGRAPH_GRAPH__BATCH_SIZE", "7")
+    s = load_settings(graph={"uri": "bolt://db:7687"})
+    assert (s.graph.uri, s.graph.batch_size) == ("bolt://db:7687", 7)
+
+
+@pytest.mark.parametrize(
+    ("toml", "env", "message"),
+    [
+        ("[graph]\nbogus = 1\n", {}, "graph.bogus / LINEAGEGRAPH_GRAPH__BOGUS: unknown setting"),
+        ("", {"LINEAGEGRAPH_GRAPH__BATCH_SIZE": "0"}, "graph.batch_size"),
+        ("", {"LINEAGEGRAPH_GRAPH__URI": "http://x"}, "must start with one of bolt://"),
+        ("[graph\n", {}, "cannot read config file"),
+    ],
+)
+def test_bad_settings_name_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toml: str, env: dict[str, str], message: str
+) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(toml)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("/", "/")):
+        load_settings(cfg)
+
+
+def test_missing_config_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="nope.toml' does not exist"):
+        load_settings(tmp_path / "nope.toml")
+
+
+def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LINEAGEGRAPH_GRAPH__PASSWORD", "hunter2-secret")
+    s = load_settings()
+    assert "hunter2-secret" not in repr(s) and "hunter2-secret" not in str(s.model_dump())
+    assert s.graph.password is not None
+    assert s.graph.password.get_secret_value() == "hunter2-secret"
