@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from lineagegraph import __version__
 from lineagegraph.cli import cli
+from lineagegraph.errors import WRITE_REFUSED
 
 SECRET = "s3cr3t-pa55word"
 
@@ -56,13 +57,24 @@ def test_init_status_and_query_roundtrip(run) -> None:  # type: ignore[no-untype
     assert run("init").exit_code == 0
     status = run("status")
     assert status.exit_code == 0 and "no assets yet" in status.output
-    made = run("query", "--write", "CREATE (:Asset:Table {urn: $u, system: 'snowflake'})",
-               "-p", 'u="snowflake://a/D.S.T"')  # fmt: skip
+    made = run(
+        "query",
+        "--write",
+        "CREATE (:Asset:Table {urn: $u, system: 'snowflake'})",
+        "-p",
+        'u="snowflake://a/D.S.T"',
+    )
     assert made.exit_code == 0, made.output
     status = run("status")
     assert "Table" in status.output and "snowflake" in status.output
-    out = run("query", "MATCH (t:Table) RETURN t.urn AS urn, 1 + $n AS n", "-p", "n=41",
-              "--format", "json")  # fmt: skip
+    out = run(
+        "query",
+        "MATCH (t:Table) RETURN t.urn AS urn, 1 + $n AS n",
+        "-p",
+        "n=41",
+        "--format",
+        "json",
+    )
     assert json.loads(out.output) == [{"urn": "snowflake://a/D.S.T", "n": 42}]
     csv_out = run("query", "MATCH (t:Table) RETURN t.urn AS urn", "--format", "csv")
     assert csv_out.output.splitlines() == ["urn", "snowflake://a/D.S.T"]
@@ -87,7 +99,7 @@ def test_output_file(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-de
 def test_writes_need_write_and_change_nothing(run) -> None:  # type: ignore[no-untyped-def]
     result = run("query", "CREATE (:Asset {urn: 'x'})")
     assert result.exit_code == 4
-    assert result.output.strip() == "error: this query writes to the graph; pass --write to allow it"
+    assert result.output.strip() == f"error: {WRITE_REFUSED}"
     count = run("query", "MATCH (n:Asset) RETURN count(n) AS n", "--format", "json")
     assert json.loads(count.output) == [{"n": 0}]
 

@@ -74,7 +74,7 @@ def test_bad_settings_name_the_key(
 
 
 def test_missing_config_file_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="nope.toml' does not exist"):
+    with pytest.raises(ConfigError, match=r"nope\.toml' does not exist"):
         load_settings(tmp_path / "nope.toml")
 
 

@@ -92,5 +92,5 @@ def test_unwritable_data_dir_is_a_clear_error(tmp_path: Path) -> None:
 def test_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(StoreError, match="data directory .* is not writable"):
+    with pytest.raises(StoreError, match=r"data directory .* is not writable"):
         open_store(GraphSettings(data_dir=blocker / "store"))

@@ -29,10 +29,20 @@ def write(store: GraphStore, *items: object) -> GraphWriter:
 
 def lineage(at: int) -> list[object]:
     """Two tables and a file flowing into a third through one transformation run at `at`."""
-    t = Transformation("snowflake://acme/query/h1", "snowflake", "q", f"run-{at}", at, "ALICE",
-                       reads=(table("A").urn, table("B").urn), writes=(table("C").urn,))  # fmt: skip
+    t = Transformation(
+        "snowflake://acme/query/h1",
+        "snowflake",
+        "q",
+        f"run-{at}",
+        at,
+        "ALICE",
+        reads=(table("A").urn, table("B").urn),
+        writes=(table("C").urn,),
+    )
     return [
-        table("A", at), table("B", at), table("C", at),
+        table("A", at),
+        table("B", at),
+        table("C", at),
         Asset("s3://b/raw/x.csv", "File", "s3", "x.csv", at, {"size": 10}),
         Asset("s3://b/raw", "Dataset", "s3", "raw", at),
         PartOf("s3://b/raw/x.csv", "s3://b/raw"),
@@ -43,7 +53,7 @@ def lineage(at: int) -> list[object]:
         Column(table("A").urn + "#ID", table("A").urn, "ID", at),
         Column(table("C").urn + "#ID", table("C").urn, "ID", at),
         ColumnFeed(table("A").urn + "#ID", table("C").urn + "#ID", at, t.urn),
-    ]  # fmt: skip
+    ]
 
 
 GRAPH_SHAPE = {
@@ -68,8 +78,9 @@ def test_writer_builds_the_contracted_graph(store: GraphStore) -> None:
     assert shape(store) == GRAPH_SHAPE
     node = store.execute(
         "MATCH (n:Asset {urn: $u}) RETURN n.system, n.name, n.first_seen, n.last_seen, n.size",
-        {"u": "s3://b/raw/x.csv"}, write=False,
-    ).rows[0]  # fmt: skip
+        {"u": "s3://b/raw/x.csv"},
+        write=False,
+    ).rows[0]
     assert node == ["s3", "x.csv", T0, T0, 10]
 
 
@@ -85,32 +96,40 @@ def test_rewriting_changes_nothing_but_newer_sightings(store: GraphStore) -> Non
     assert store.execute(runs, write=False).rows == [[2, f"run-{T0 + 1000}", T0 + 1000]]
     edge = store.execute(
         "MATCH (:Table {urn: $a})-[e:FLOWS_TO]->() RETURN e.runs, e.first_seen, e.last_seen, e.via",
-        {"a": table("A").urn}, write=False,
-    ).rows  # fmt: skip
+        {"a": table("A").urn},
+        write=False,
+    ).rows
     assert edge == [[2, T0, T0 + 1000, ["snowflake://acme/query/h1"]]]
 
 
 def test_via_collects_each_transformation_once(store: GraphStore) -> None:
     write(store, table("A"), table("C"))
-    write(store, Flow(table("A").urn, table("C").urn, T0, "t1"),
-          Flow(table("A").urn, table("C").urn, T0 + 1, "t2"),
-          Flow(table("A").urn, table("C").urn, T0 + 2, "t1"),
-          Flow(table("A").urn, table("C").urn, T0 + 3, None))  # fmt: skip
+    write(
+        store,
+        Flow(table("A").urn, table("C").urn, T0, "t1"),
+        Flow(table("A").urn, table("C").urn, T0 + 1, "t2"),
+        Flow(table("A").urn, table("C").urn, T0 + 2, "t1"),
+        Flow(table("A").urn, table("C").urn, T0 + 3, None),
+    )
     via = store.execute("MATCH ()-[e:FLOWS_TO]->() RETURN e.via, e.runs", write=False).rows
     assert via == [[["t1", "t2"], 4]]
 
 
 def test_self_edges_are_dropped_and_counted(store: GraphStore) -> None:
-    writer = write(store, table("A"), Flow(table("A").urn, table("A").urn, T0),
-                   ColumnFeed("x#a", "x#a", T0))  # fmt: skip
+    writer = write(
+        store, table("A"), Flow(table("A").urn, table("A").urn, T0), ColumnFeed("x#a", "x#a", T0)
+    )
     assert count(store, "MATCH ()-[e]->() RETURN count(e)") == 0
     assert writer.counts["self_edges_skipped"] == 2
 
 
 def test_soft_delete_survives_older_sightings_only(store: GraphStore) -> None:
     write(store, table("A", T0))
-    store.execute("MATCH (n:Asset {urn: $u}) SET n.deleted_at = $t", {"u": table("A").urn,
-                  "t": T0 + 100}, write=True)  # fmt: skip
+    store.execute(
+        "MATCH (n:Asset {urn: $u}) SET n.deleted_at = $t",
+        {"u": table("A").urn, "t": T0 + 100},
+        write=True,
+    )
     deleted = "MATCH (n:Asset {urn: $u}) RETURN n.deleted_at"
     write(store, table("A", T0 + 50))  # a replayed, older sighting
     assert store.execute(deleted, {"u": table("A").urn}, write=False).rows == [[T0 + 100]]
@@ -123,9 +142,14 @@ def test_a_failed_batch_leaves_the_graph_as_it_was(store: GraphStore) -> None:
     # The second row's property is a map, which no backend stores: the whole batch must fail.
     rows = [
         {"urn": "s3://b/ok", "system": "s3", "name": "ok", "seen": T0, "props": {}},
-        {"urn": "s3://b/bad", "system": "s3", "name": "bad", "seen": T0,
-         "props": {"nested": {"a": 1}}},
-    ]  # fmt: skip
+        {
+            "urn": "s3://b/bad",
+            "system": "s3",
+            "name": "bad",
+            "seen": T0,
+            "props": {"nested": {"a": 1}},
+        },
+    ]
     with pytest.raises(QueryError):
         store.write_batches("merge_files", rows)
     assert count(store, "MATCH (n:Asset) RETURN count(n)") == 1
@@ -160,18 +184,21 @@ def test_nodes_relationships_and_paths_decode_alike(store: GraphStore) -> None:
     write(store, table("A"), table("C"), Flow(table("A").urn, table("C").urn, T0))
     row = store.execute(
         "MATCH p = (a:Table {urn: $a})-[e:FLOWS_TO]->(c) RETURN a, e, p",
-        {"a": table("A").urn}, write=False,
-    ).rows[0]  # fmt: skip
+        {"a": table("A").urn},
+        write=False,
+    ).rows[0]
     node, rel, path = row
     assert node["_labels"] == ["Asset", "Table"] and node["urn"] == table("A").urn
     assert rel["_type"] == "FLOWS_TO" and rel["runs"] == 1
     assert [p.get("urn", p.get("_type")) for p in path] == [
-        table("A").urn, "FLOWS_TO", table("C").urn,
-    ]  # fmt: skip
+        table("A").urn,
+        "FLOWS_TO",
+        table("C").urn,
+    ]
 
 
 def test_parameters_carry_awkward_strings(store: GraphStore) -> None:
-    urn = "s3://b/it's \"quoted\"/ünï cødé/%41+b"
+    urn = 's3://b/it\'s "quoted"/ünï cødé/%41+b'
     write(store, Asset(urn, "File", "s3", "x", T0))
     assert store.execute("MATCH (n:File) RETURN n.urn", write=False).rows == [[urn]]
 
@@ -181,8 +208,14 @@ def test_repeated_keys_in_one_batch(store: GraphStore) -> None:
     store.batch_size = 100
     first = Asset("s3://b/f", "File", "s3", "f", T0, {"size": 1})
     again = Asset("s3://b/f", "File", "s3", "f", T0 + 5, {"size": 2})
-    write(store, table("A"), table("C"), first, again,
-          *[Flow(table("A").urn, table("C").urn, T0 + i, f"t{i % 2}") for i in range(4)])  # fmt: skip
+    write(
+        store,
+        table("A"),
+        table("C"),
+        first,
+        again,
+        *[Flow(table("A").urn, table("C").urn, T0 + i, f"t{i % 2}") for i in range(4)],
+    )
     assert store.execute("MATCH (n:File) RETURN n.size, n.last_seen", write=False).rows == [
         [2, T0 + 5]
     ]
