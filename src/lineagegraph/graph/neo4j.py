@@ -22,8 +22,8 @@ class Neo4jStore(GraphStore):
         self.batch_size = settings.batch_size
         self.location = settings.uri
         self._database = settings.database
-        password = settings.password.get_secret_value() if settings.password else ""
-        self._driver = GraphDatabase.driver(settings.uri, auth=(settings.user, password))
+        auth = (settings.user, settings.password.get_secret_value()) if settings.password else None
+        self._driver = GraphDatabase.driver(settings.uri, auth=auth)
         try:
             self._driver.verify_connectivity()
         except neo4j_errors.AuthError:
@@ -37,6 +37,11 @@ class Neo4jStore(GraphStore):
             raise StoreError(
                 f"cannot reach Neo4j at {settings.uri} ({_first_line(exc)}); is it running? "
                 "`docker compose up -d` starts one"
+            ) from None
+        except neo4j_errors.Neo4jError as exc:
+            self._driver.close()
+            raise StoreError(
+                f"Neo4j at {settings.uri} refused the connection: {exc.message}"
             ) from None
 
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
@@ -52,6 +57,8 @@ class Neo4jStore(GraphStore):
             raise QueryError(f"Neo4j rejected the query: {exc.message}") from None
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.SessionExpired) as exc:
             raise StoreError(f"lost Neo4j at {self.location}: {_first_line(exc)}") from None
+        except neo4j_errors.Neo4jError as exc:  # database or transient errors after retries
+            raise QueryError(f"Neo4j failed the query: {exc.message}") from None
 
     def init_schema(self) -> None:
         for text in schema_statements(self.backend):
