@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import QueryError
 from lineagegraph.graph.statements import statement, statement_names
 from lineagegraph.output import FORMATS, render
+from lineagegraph.pipeline import now_ms
+from lineagegraph.status import graph_status
 
 pass_app = click.make_pass_decorator(App)
 
@@ -28,22 +31,48 @@ def init(app: App) -> None:
 
 @cli.command()
 @click.option("--runs", default=10, show_default=True, help="How many recent harvest runs to list.")
+@click.option(
+    "--max-age-hours", default=26.0, show_default=True,
+    help="Flag a source whose last successful harvest is older than this.",
+)  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+    help="Output format.",
+)  # fmt: skip
 @pass_app
-def status(app: App, runs: int) -> None:
-    """Show what the graph holds: assets by kind and system, and recent harvest runs."""
+def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
+    """Show what the graph holds: assets, lineage coverage, freshness, recent harvests.
+
+    \b
+    Example:
+      lineagegraph status --max-age-hours 6 --format json
+    """
     with app.store() as store:
-        assets = store.read("status_assets")
-        recent = store.read("status_runs", {"limit": runs})
-    click.echo(f"graph: {store.backend} ({store.location})")
-    if not assets:
+        facts = graph_status(store, now_ms(), max_age_hours, runs)
+        where = f"{store.backend} ({store.location})"
+    if fmt == "json":
+        click.echo(json.dumps({"graph": where, **dataclasses.asdict(facts)}, indent=2))
+        return
+    click.echo(f"graph: {where}")
+    if not facts.assets:
         click.echo("no assets yet: run a harvest (lineagegraph harvest --help)")
     else:
-        rows = [[a["kind"], a["system"], a["assets"]] for a in assets]
-        click.echo(render(["kind", "system", "assets"], rows, "table"))
-    if recent:
+        rows = [[a["kind"], a["system"], a["assets"], a["deleted"]] for a in facts.assets]
+        click.echo(render(["kind", "system", "assets", "soft-deleted"], rows, "table"))
+    if facts.coverage:
+        click.echo("\nlineage coverage (assets with any lineage):")
+        rows = [[c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
+                for c in facts.coverage]  # fmt: skip
+        click.echo(render(["kind", "assets", "with lineage", "share"], rows, "table"))
+    if facts.freshness:
+        click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
+        rows = [[f["system"], f["scope"], _when(f["last_success"]), f["age_hours"],
+                 "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
+        click.echo(render(["system", "scope", "last success", "age h", ""], rows, "table"))
+    if facts.runs:
         click.echo("\nrecent harvests:")
         rows = [[r["system"], r["scope"], r["status"], _when(r["started"]), _when(r["finished"]),
-                 _when(r["watermark"]), r["error"]] for r in recent]  # fmt: skip
+                 _when(r["watermark"]), r["error"]] for r in facts.runs]  # fmt: skip
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
         click.echo(render(cols, rows, "table"))
 

@@ -1,0 +1,37 @@
+"""What the graph holds and how fresh it is: the facts behind `lineagegraph status`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from lineagegraph.graph.store import GraphStore
+
+HOUR_MS = 3_600_000
+
+
+@dataclass
+class Status:
+    assets: list[dict[str, Any]]  # kind, system, assets, deleted
+    coverage: list[dict[str, Any]]  # kind, assets, with_lineage, share
+    freshness: list[dict[str, Any]]  # system, scope, last_success, age_hours, stale
+    runs: list[dict[str, Any]]  # the most recent harvest runs
+
+
+def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int) -> Status:
+    """Counts, lineage coverage, and per-source freshness flagged past `max_age_hours`."""
+    coverage = store.read("status_coverage") + [
+        row for row in store.read("status_file_coverage") if row["assets"]
+    ]
+    for row in coverage:
+        row["share"] = round(row["with_lineage"] / row["assets"], 4) if row["assets"] else 0.0
+    freshness = store.read("status_freshness")
+    for row in freshness:
+        row["age_hours"] = round((now_ms - row["last_success"]) / HOUR_MS, 1)
+        row["stale"] = row["age_hours"] > max_age_hours
+    return Status(
+        assets=store.read("status_assets"),
+        coverage=coverage,
+        freshness=freshness,
+        runs=store.read("status_runs", {"limit": runs}),
+    )
