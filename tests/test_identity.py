@@ -814,3 +814,31 @@ def test_a_table_never_shares_its_urn_with_a_stage_placeholder() -> None:
     assert stage == "snowflake://acct/@RAW.S.LANDING"
     assert name_of(table) == "LANDING"
     assert name_of(stage) == "@LANDING"
+
+
+# --- path aliases (mounted or mirrored buckets) --------------------------------------------
+
+MOUNT = FoldRules(
+    aliases=(("file:///mnt/s3/raw", "s3://raw"), ("/mnt/s3/raw/deep", "s3://other/x"))
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("/mnt/s3/raw/events/dt=2024-01-01/part-0.json", "s3://raw/events"),
+        ("file:///mnt/s3/raw/events/dt=2024-01-01", "s3://raw/events"),
+        ("file:/mnt/s3/raw//events/", "s3://raw/events"),
+        ("/mnt/s3/raw", "s3://raw"),
+        ("/mnt/s3/raw/deep/er", "s3://other/x/er"),  # the longest alias wins
+        ("/mnt/s3/rawer/events", "file:///mnt/s3/rawer/events"),  # segment boundary
+        ("s3a://raw/events", "s3://raw/events"),
+    ],
+)
+def test_aliases_rewrite_mounted_paths_before_folding(path: str, expected: str) -> None:
+    assert dataset_urn(path, MOUNT) == expected
+
+
+def test_bad_alias_is_refused() -> None:
+    with pytest.raises(IdentityError, match="relative file path"):
+        FoldRules(aliases=(("file:relative", "s3://b"),))

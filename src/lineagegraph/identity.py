@@ -30,19 +30,30 @@ _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):(.*)", re.DOTALL)
 _URN_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
 # Snowflake's rule for an identifier that needs no quotes (and so is stored upper-cased).
 _PLAIN_SNOWFLAKE_IDENTIFIER = re.compile(r"[A-Z_][A-Z0-9_$]*")
+# A referenced path split into its root (``s3://bucket`` or ``file://``) and its segments.
+_Parts = tuple[str, list[str]]
 
 
 @dataclass(frozen=True)
 class FoldRules:
-    """Extra dataset folding patterns, off by default (DESIGN.md section 1, sharper rules).
+    """How referenced paths become dataset urns beyond the fixed rules; empty by default.
 
-    A pattern folds a dataset where it matches one or more whole consecutive segments joined by
-    ``/``: with ``\\d{4}/\\d{2}/\\d{2}``, ``s3://b/logs/2024/01/31/x`` folds to ``s3://b/logs``.
-    Patterns are compiled once, so a bad one fails when settings load, not mid-harvest.
+    ``patterns`` fold a dataset where one matches one or more whole consecutive segments joined
+    by ``/`` (DESIGN.md section 1, sharper rules): with ``\\d{4}/\\d{2}/\\d{2}``,
+    ``s3://b/logs/2024/01/31/x`` folds to ``s3://b/logs``.
+
+    ``aliases`` map a path prefix to the prefix it really names, applied before folding: a
+    bucket mounted or mirrored locally (``file:///mnt/s3/raw`` = ``s3://raw``), so a Spark job
+    reading the mount meets the objects an S3 listing saw. Prefixes match at segment boundaries.
+    Patterns and aliases are checked once, so a bad one fails when settings load, not mid-run.
     """
 
     patterns: tuple[str, ...] = ()
+    aliases: tuple[tuple[str, str], ...] = ()
     _compiled: tuple[re.Pattern[str], ...] = field(
+        init=False, repr=False, compare=False, default=()
+    )
+    _alias_parts: tuple[tuple[_Parts, _Parts], ...] = field(
         init=False, repr=False, compare=False, default=()
     )
 
@@ -56,8 +67,12 @@ class FoldRules:
                 compiled.append(re.compile(pattern))
             except re.error as exc:
                 raise IdentityError(f"invalid fold pattern {pattern!r}: {exc}") from exc
+        aliases = tuple((str(a), str(b)) for a, b in dict(self.aliases).items())
+        parts = tuple((_split_path(a), _split_path(b)) for a, b in aliases)
         object.__setattr__(self, "patterns", patterns)
+        object.__setattr__(self, "aliases", aliases)
         object.__setattr__(self, "_compiled", tuple(compiled))
+        object.__setattr__(self, "_alias_parts", parts)
 
     def matches_at(self, segments: Sequence[str], start: int) -> bool:
         """True when a pattern matches whole segments beginning at ``segments[start]``."""
@@ -66,6 +81,16 @@ class FoldRules:
             for end in range(start + 1, len(segments) + 1)
             for pattern in self._compiled
         )
+
+    def unalias(self, parts: _Parts) -> _Parts:
+        """The path a mount or mirror stands for (the longest matching alias wins)."""
+        root, segments = parts
+        best: tuple[int, _Parts] | None = None
+        for (a_root, a_segs), (t_root, t_segs) in self._alias_parts:
+            longer = best is None or len(a_segs) > best[0]
+            if longer and root == a_root and segments[: len(a_segs)] == a_segs:
+                best = (len(a_segs), (t_root, t_segs + segments[len(a_segs) :]))
+        return best[1] if best else parts
 
 
 NO_FOLD_RULES = FoldRules()
@@ -170,8 +195,17 @@ def dataset_urn(path: str, rules: FoldRules = NO_FOLD_RULES) -> str:
     >>> dataset_urn("file:/")
     'file:///'
     """
+    root, segments = rules.unalias(_split_path(path))
+    folded = _fold(segments, rules)
+    if root == "file://":
+        return _join(root, folded) if folded else "file:///"
+    return _join(root, folded)
+
+
+def _split_path(path: str) -> _Parts:
+    """A referenced path as (root, non-empty segments): ``s3://bucket`` or ``file://``."""
     if path.startswith("/"):
-        return _local_dataset_urn(path, rules)
+        return "file://", [seg for seg in path.split("/") if seg]
     match = _SCHEME.fullmatch(path)
     if match is None:
         raise IdentityError(f"not an absolute path or URL: {path!r}")
@@ -182,21 +216,16 @@ def dataset_urn(path: str, rules: FoldRules = NO_FOLD_RULES) -> str:
         bucket, _, key = rest[2:].partition("/")
         if not bucket:
             raise IdentityError(f"no bucket in S3 path: {path!r}")
-        return _join(f"s3://{bucket}", _fold(key.split("/"), rules))
+        return f"s3://{bucket}", [seg for seg in key.split("/") if seg]
     if scheme == "file":
         if rest.startswith("///"):
-            return _local_dataset_urn(rest[2:], rules)
+            return _split_path(rest[2:])
         if rest.startswith("//"):
             raise IdentityError(f"file URL with a host is not a local path: {path!r}")
         if rest.startswith("/"):
-            return _local_dataset_urn(rest, rules)
+            return _split_path(rest)
         raise IdentityError(f"relative file path: {path!r}")
     raise IdentityError(f"unsupported scheme {scheme!r} in path {path!r}")
-
-
-def _local_dataset_urn(absolute_path: str, rules: FoldRules) -> str:
-    segments = _fold(absolute_path.split("/"), rules)
-    return _join("file://", segments) if segments else "file:///"
 
 
 def dataset_contains(dataset: str, asset_dataset: str) -> bool:

@@ -9,9 +9,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -20,6 +29,7 @@ from pydantic_settings import (
 )
 
 from lineagegraph.errors import ConfigError
+from lineagegraph.identity import FoldRules
 
 ENV_PREFIX = "LINEAGEGRAPH_"
 CONFIG_ENV = "LINEAGEGRAPH_CONFIG"
@@ -65,6 +75,203 @@ class IdentitySettings(Section):
         default_factory=list,
         description=r"Extra dataset folding regexes over whole segments, e.g. '\d{4}/\d{2}/\d{2}'.",
     )
+    path_aliases: dict[str, str] = Field(
+        default_factory=dict,
+        description="Path prefixes that stand for others, e.g. a bucket mounted or mirrored "
+        "locally: {'file:///mnt/s3/raw' = 's3://raw'}. Applied before folding.",
+    )
+
+    @model_validator(mode="after")
+    def _rules_compile(self) -> IdentitySettings:
+        self.rules()  # a bad pattern or alias fails at start-up, naming it
+        return self
+
+    def rules(self) -> FoldRules:
+        """The naming rules every harvester passes to lineagegraph.identity."""
+        return FoldRules(tuple(self.fold_patterns), tuple(self.path_aliases.items()))
+
+
+class S3Settings(Section):
+    """Where and how the S3 harvester lists; buckets/prefixes are what scheduled runs harvest."""
+
+    endpoint_url: str | None = Field(
+        None,
+        description="S3-compatible endpoint (MinIO, Ceph RGW, ...), e.g. http://127.0.0.1:7480; "
+        "unset = AWS.",
+    )
+    region: str | None = Field(
+        None, description="Region to sign requests for; unset = the profile's or AWS_REGION."
+    )
+    profile: str | None = Field(
+        None, description="AWS shared-config profile to take credentials from."
+    )
+    access_key_id: str | None = Field(
+        None, description="Access key id; unset = the profile or the AWS default chain."
+    )
+    secret_access_key: SecretStr | None = Field(
+        None, description="Secret access key (never printed); set with access_key_id."
+    )
+    session_token: SecretStr | None = Field(
+        None, description="Session token of temporary credentials (never printed)."
+    )
+    addressing_style: Literal["auto", "path", "virtual"] = Field(
+        "auto", description="Bucket addressing; 'path' for servers without virtual hosts."
+    )
+    buckets: list[str] = Field(
+        default_factory=list, description="Buckets `harvest s3` lists when no --bucket is given."
+    )
+    prefixes: list[str] = Field(
+        default_factory=list,
+        description="Prefixes listed in each of those buckets; empty = the whole bucket.",
+    )
+    page_size: int = Field(1000, ge=1, le=1000, description="Keys per ListObjectsV2 page.")
+    parallelism: int = Field(
+        4, ge=1, le=64, description="Prefixes (or inventory files) read at the same time."
+    )
+    queue_pages: int = Field(
+        16,
+        ge=1,
+        le=1024,
+        description="Pages held between the listers and the graph writer; bounds memory.",
+    )
+    max_delete_share: float = Field(
+        0.10,
+        ge=0.0,
+        le=1.0,
+        description="A complete scan that would soft-delete more than this share of its scope "
+        "stops instead (override once with --allow-mass-delete).",
+    )
+    retry_mode: Literal["standard", "adaptive"] = Field(
+        "adaptive", description="botocore retry mode for throttling and transient errors."
+    )
+    retry_attempts: int = Field(
+        10, ge=1, le=100, description="Attempts per request, the first included."
+    )
+    connect_timeout: float = Field(10.0, gt=0, description="Seconds to connect to S3.")
+    read_timeout: float = Field(60.0, gt=0, description="Seconds to wait for an S3 response.")
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url in (None, ""):
+            return None
+        if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
+            raise ValueError(f"must be an http:// or https:// URL (got {url!r})")
+        return url
+
+    @field_validator("buckets")
+    @classmethod
+    def _bucket_names(cls, buckets: list[str]) -> list[str]:
+        bad = [b for b in buckets if not b or "/" in b]
+        if bad:
+            raise ValueError(f"bucket names only, no s3:// or '/' (got {bad!r})")
+        return buckets
+
+    @field_validator("secret_access_key")
+    @classmethod
+    def _key_pair(cls, secret: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        if bool(secret) != bool(info.data.get("access_key_id")):
+            raise ValueError("access_key_id and secret_access_key are set together or not at all")
+        if secret and info.data.get("profile"):
+            raise ValueError("give either profile or access_key_id/secret_access_key, not both")
+        return secret
+
+
+class SnowflakeSettings(Section):
+    """How `harvest snowflake` connects and how far back it reads ACCOUNT_USAGE.
+
+    The section is in use once `account` is set; an unset account leaves it unchecked, so
+    users without Snowflake are not asked for a password.
+    """
+
+    account: str | None = Field(
+        None, description="Account identifier to connect to, e.g. myorg-myaccount."
+    )
+    user: str | None = Field(None, description="Login name of the harvesting user.")
+    role: str | None = Field(
+        None,
+        description="Role to use; it needs IMPORTED PRIVILEGES on database SNOWFLAKE "
+        "or the SNOWFLAKE.GOVERNANCE_VIEWER database role.",
+    )
+    warehouse: str | None = Field(None, description="Warehouse that runs the harvest queries.")
+    authenticator: Literal["snowflake", "snowflake_jwt", "externalbrowser"] = Field(
+        "snowflake",
+        description="'snowflake' (password), 'snowflake_jwt' (key pair) or "
+        "'externalbrowser' (SSO in a browser).",
+    )
+    password: SecretStr | None = Field(
+        None, description="Password for authenticator 'snowflake' (never printed)."
+    )
+    private_key_file: Path | None = Field(
+        None, description="PEM private key file for authenticator 'snowflake_jwt'."
+    )
+    private_key_passphrase: SecretStr | None = Field(
+        None, description="Passphrase of an encrypted private_key_file (never printed)."
+    )
+    lookback_days: int = Field(
+        7, ge=1, le=365, description="How far back the first harvest reads ACCESS_HISTORY."
+    )
+    overlap_hours: float = Field(
+        3.0,
+        ge=0,
+        le=24 * 30,
+        description="Each harvest re-reads this much before the last watermark, for the "
+        "view's latency (up to 3 hours); replays change nothing but counters.",
+    )
+    fetch_size: int = Field(
+        10_000, ge=1, le=1_000_000, description="Rows fetched and written per batch."
+    )
+    stage_urls: dict[str, str] = Field(
+        default_factory=dict,
+        description="URL of stages the role cannot see, by name, e.g. "
+        "{'RAW.LANDING.PARTNER' = 's3://partner-drop/feeds/'}; used before SHOW STAGES.",
+    )
+    login_timeout: int = Field(60, ge=1, le=3600, description="Seconds to wait for a login.")
+    host: str | None = Field(
+        None, description="Server host, for private links or a test server; unset = derived."
+    )
+    port: int | None = Field(None, ge=1, le=65535, description="Server port; unset = 443.")
+    protocol: Literal["https", "http"] = Field(
+        "https", description="'http' only for a local test server."
+    )
+
+    @field_validator("stage_urls")
+    @classmethod
+    def _stage_names_and_urls(cls, stage_urls: dict[str, str]) -> dict[str, str]:
+        from lineagegraph.identity import IdentityError, dataset_urn, parse_snowflake_name
+
+        for name, url in stage_urls.items():
+            try:
+                parts = parse_snowflake_name(name.removeprefix("@"))
+                dataset_urn(url)
+            except IdentityError as exc:
+                raise ValueError(f"{name!r}: {exc}") from None
+            if len(parts) != 3:
+                raise ValueError(f"{name!r}: name stages in full, DATABASE.SCHEMA.STAGE")
+            if not url.startswith(("s3://", "s3a://", "s3n://")):
+                raise ValueError(f"{name!r}: only s3:// stage URLs can be mapped (got {url!r})")
+        return stage_urls
+
+    @model_validator(mode="after")
+    def _credentials_fit_authenticator(self) -> SnowflakeSettings:
+        kind = self.authenticator
+        if self.password is not None and kind != "snowflake":
+            raise ValueError(f"password is only used with authenticator 'snowflake', not {kind!r}")
+        if self.private_key_file is not None and kind != "snowflake_jwt":
+            raise ValueError(
+                f"private_key_file needs authenticator 'snowflake_jwt' (it is {kind!r})"
+            )
+        if self.private_key_passphrase is not None and self.private_key_file is None:
+            raise ValueError("private_key_passphrase is set but private_key_file is not")
+        if self.account is None:
+            return self
+        if not self.user:
+            raise ValueError("account is set but user is not")
+        if kind == "snowflake" and not self.password:
+            raise ValueError("authenticator 'snowflake' needs a password")
+        if kind == "snowflake_jwt" and self.private_key_file is None:
+            raise ValueError("authenticator 'snowflake_jwt' needs private_key_file")
+        return self
 
 
 class Settings(BaseSettings):
@@ -78,6 +285,8 @@ class Settings(BaseSettings):
 
     graph: GraphSettings = Field(default_factory=GraphSettings)
     identity: IdentitySettings = Field(default_factory=IdentitySettings)
+    s3: S3Settings = Field(default_factory=S3Settings)
+    snowflake: SnowflakeSettings = Field(default_factory=SnowflakeSettings)
 
     @classmethod
     def settings_customise_sources(
