@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -11,7 +10,7 @@ from typing import Any
 
 import click
 
-from lineagegraph import __version__
+from lineagegraph import __version__, logs
 from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.settings import Settings, load_settings
@@ -91,6 +90,13 @@ def _debug(ctx: click.Context) -> bool:
     help="Directory of the embedded store (default ./.lineagegraph).",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="Log lines on stderr as text, or as one JSON object per line (for schedulers).",
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
@@ -98,6 +104,7 @@ def cli(
     graph_uri: str | None,
     data_dir: Path | None,
     debug: bool,
+    log_format: str,
 ) -> None:
     """Harvest lineage from S3, Spark and Snowflake into one graph, and ask it questions.
 
@@ -111,10 +118,7 @@ def cli(
     (see config/lineagegraph.example.toml). Without --graph or LINEAGEGRAPH_GRAPH__URI the
     embedded store under ./.lineagegraph is used.
     """
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    logs.configure(debug, log_format)
     graph: dict[str, Any] = {}
     if graph_uri:
         graph["uri"] = graph_uri
