@@ -17,7 +17,6 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
-    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -167,14 +166,13 @@ class S3Settings(Section):
             raise ValueError(f"bucket names only, no s3:// or '/' (got {bad!r})")
         return buckets
 
-    @field_validator("secret_access_key")
-    @classmethod
-    def _key_pair(cls, secret: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
-        if bool(secret) != bool(info.data.get("access_key_id")):
+    @model_validator(mode="after")
+    def _credentials(self) -> S3Settings:
+        if bool(self.access_key_id) != bool(self.secret_access_key):
             raise ValueError("access_key_id and secret_access_key are set together or not at all")
-        if secret and info.data.get("profile"):
+        if self.access_key_id and self.profile:
             raise ValueError("give either profile or access_key_id/secret_access_key, not both")
-        return secret
+        return self
 
 
 class SnowflakeSettings(Section):
@@ -194,6 +192,9 @@ class SnowflakeSettings(Section):
         "or the SNOWFLAKE.GOVERNANCE_VIEWER database role.",
     )
     warehouse: str | None = Field(None, description="Warehouse that runs the harvest queries.")
+    database: str | None = Field(
+        None, description="Session database; optional, every view read is named in full."
+    )
     authenticator: Literal["snowflake", "snowflake_jwt", "externalbrowser"] = Field(
         "snowflake",
         description="'snowflake' (password), 'snowflake_jwt' (key pair) or "
@@ -241,6 +242,8 @@ class SnowflakeSettings(Section):
         from lineagegraph.identity import IdentityError, dataset_urn, parse_snowflake_name
 
         for name, url in stage_urls.items():
+            if not url.startswith(("s3://", "s3a://", "s3n://")):
+                raise ValueError(f"{name!r}: only s3:// stage URLs can be mapped (got {url!r})")
             try:
                 parts = parse_snowflake_name(name.removeprefix("@"))
                 dataset_urn(url)
@@ -248,8 +251,6 @@ class SnowflakeSettings(Section):
                 raise ValueError(f"{name!r}: {exc}") from None
             if len(parts) != 3:
                 raise ValueError(f"{name!r}: name stages in full, DATABASE.SCHEMA.STAGE")
-            if not url.startswith(("s3://", "s3a://", "s3n://")):
-                raise ValueError(f"{name!r}: only s3:// stage URLs can be mapped (got {url!r})")
         return stage_urls
 
     @model_validator(mode="after")
@@ -274,6 +275,61 @@ class SnowflakeSettings(Section):
         return self
 
 
+class SparkSettings(Section):
+    """The Spark listener (lineagegraph.spark.install) and `harvest spark --spool`."""
+
+    emit: Literal["graph", "openlineage", "both"] = Field(
+        "graph",
+        description="Where the listener sends lineage: the graph, OpenLineage JSON lines, or both.",
+    )
+    spool_dir: Path = Field(
+        Path(".lineagegraph/spark-spool"),
+        description="Where events wait (JSON lines) while the graph is unreachable; replay them "
+        "with `lineagegraph harvest spark --spool DIR`.",
+    )
+    openlineage_dir: Path = Field(
+        Path(".lineagegraph/openlineage"),
+        description="Where emit=openlineage writes OpenLineage RunEvents (JSON lines).",
+    )
+    openlineage_namespace: str = Field(
+        "spark", min_length=1, description="Job namespace of the OpenLineage events emitted."
+    )
+    queue_size: int = Field(
+        1000, ge=1, le=1_000_000,
+        description="Actions waiting for the worker thread; when full, new ones are dropped and "
+        "counted so the job never waits.",
+    )  # fmt: skip
+    app_name: str | None = Field(
+        None,
+        description="Name used in transformation urns instead of spark.app.name (give a stable "
+        "one when app names carry dates or ids).",
+    )
+    retry_seconds: float = Field(
+        30.0, gt=0, description="How long the listener spools before it tries the graph again."
+    )
+
+
+class ReportSettings(Section):
+    """The orphan and cost reports (`lineagegraph orphans`, `lineagegraph cost-report`)."""
+
+    lookback_days: int = Field(
+        90, ge=1, le=36_500,
+        description="An object read or flowed from (itself or a dataset above it) within this "
+        "many days before --as-of is consumed, not orphaned.",
+    )  # fmt: skip
+    exclude: list[str] = Field(
+        default_factory=list,
+        description="Globs over S3 keys never reported as orphans, added to the defaults "
+        "'**/_SUCCESS' and '**/_temporary/**' ('*' within a path segment, '**' across them).",
+    )
+    price_table: Path | None = Field(
+        None,
+        description="A TOML price table used instead of the shipped us-east-1 list prices "
+        "(config/prices.toml; copy it to start).",
+    )
+    top_n: int = Field(10, ge=1, description="How many datasets the reports rank by cost.")
+
+
 class Settings(BaseSettings):
     """All of lineagegraph's settings; each source adds its own section."""
 
@@ -285,8 +341,10 @@ class Settings(BaseSettings):
 
     graph: GraphSettings = Field(default_factory=GraphSettings)
     identity: IdentitySettings = Field(default_factory=IdentitySettings)
+    spark: SparkSettings = Field(default_factory=SparkSettings)
     s3: S3Settings = Field(default_factory=S3Settings)
     snowflake: SnowflakeSettings = Field(default_factory=SnowflakeSettings)
+    reports: ReportSettings = Field(default_factory=ReportSettings)
 
     @classmethod
     def settings_customise_sources(

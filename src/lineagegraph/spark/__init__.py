@@ -1,0 +1,158 @@
+"""Lineage from Spark jobs: one call installs a query-plan listener in a running session.
+
+    from lineagegraph import spark as lineage
+    lineage.install(spark)          # settings from LINEAGEGRAPH_* / the TOML file / --conf
+
+Settings may also come from the job's Spark conf (`spark-submit --conf
+spark.lineagegraph.emit=openlineage`), see SPARK_CONF. Explicit arguments win over the conf,
+the conf over the environment and the TOML file.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+from pathlib import Path
+from typing import Any
+
+from lineagegraph.errors import ConfigError
+from lineagegraph.identity import FoldRules
+from lineagegraph.settings import Settings, load_settings
+from lineagegraph.spark.lineage import AppInfo, Naming
+from lineagegraph.spark.listener import Counts, QueryListener, Worker, make_sinks
+from lineagegraph.spark.spool import check_writable
+
+__all__ = ["SPARK_CONF", "SparkLineage", "install"]
+
+log = logging.getLogger("lineagegraph.spark")
+# spark conf key -> (settings section, key)
+SPARK_CONF = {
+    "spark.lineagegraph.emit": ("spark", "emit"),
+    "spark.lineagegraph.spoolDir": ("spark", "spool_dir"),
+    "spark.lineagegraph.openlineageDir": ("spark", "openlineage_dir"),
+    "spark.lineagegraph.openlineageNamespace": ("spark", "openlineage_namespace"),
+    "spark.lineagegraph.appName": ("spark", "app_name"),
+    "spark.lineagegraph.queueSize": ("spark", "queue_size"),
+    "spark.lineagegraph.graphUri": ("graph", "uri"),
+    "spark.lineagegraph.dataDir": ("graph", "data_dir"),
+}
+_ATTRIBUTE = "_lineagegraph"
+
+
+class SparkLineage:
+    """The installed listener of one session: flush it in tests, stop it to unregister."""
+
+    def __init__(self, spark: Any, settings: Settings, worker: Worker, listener: Any) -> None:
+        self.spark = spark
+        self.settings = settings
+        self.worker = worker
+        self.listener = listener
+        self.stopped = False
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """What the listener did so far: actions recorded, ignored, failed, spooled, dropped."""
+        return dict(self.worker.counts.snapshot())
+
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Wait for Spark's listener bus, then for the worker; False if `timeout` ran out."""
+        try:
+            self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(timeout * 1000))
+        except Exception:  # a stopped context has nothing left to deliver
+            log.debug("listener bus not drained", exc_info=True)
+        return self.worker.flush(timeout)
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Deliver what is pending, unregister, and close the graph run (idempotent)."""
+        if self.stopped:
+            return
+        self.stopped = True
+        self.flush(timeout)
+        self.listener.stopped = True
+        try:
+            self.spark._jsparkSession.listenerManager().unregister(self.listener)
+        except Exception:
+            log.debug("could not unregister the lineage listener", exc_info=True)
+        self.worker.stop(timeout)
+        atexit.unregister(self.stop)
+        if getattr(self.spark, _ATTRIBUTE, None) is self:
+            delattr(self.spark, _ATTRIBUTE)
+
+
+def install(
+    spark: Any,
+    *,
+    settings: Settings | None = None,
+    emit: str | None = None,
+    spool_dir: str | Path | None = None,
+    openlineage_dir: str | Path | None = None,
+    app_name: str | None = None,
+) -> SparkLineage:
+    """Register the lineage listener on `spark` (a classic, non-Connect SparkSession).
+
+    Returns the installed listener; installing twice on one session returns the first. A
+    spool or OpenLineage directory that is not writable fails here, before the job runs.
+    """
+    existing = getattr(spark, _ATTRIBUTE, None)
+    if isinstance(existing, SparkLineage) and not existing.stopped:
+        return existing
+    jsession = getattr(spark, "_jsparkSession", None)
+    if jsession is None:
+        raise ConfigError(
+            "lineagegraph.spark.install needs a classic SparkSession; Spark Connect sessions "
+            "have no JVM in this process (use the OpenLineage Spark agent on the server)"
+        )
+    if settings is None:
+        settings = _settings_from(spark, emit, spool_dir, openlineage_dir, app_name)
+    _check_dirs(settings)
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    context = spark.sparkContext
+    app = AppInfo(
+        name=settings.spark.app_name or context.appName,
+        app_id=context.applicationId,
+        user=context.sparkUser(),
+        spark_version=spark.version,
+    )
+    naming = Naming(
+        FoldRules(tuple(settings.identity.fold_patterns)), settings.identity.snowflake_account
+    )
+    counts = Counts()
+    worker = Worker(
+        app, naming, make_sinks(settings, app, counts), settings.spark.queue_size, counts
+    )
+    listener = QueryListener(worker)
+    ensure_callback_server_started(context._gateway)
+    jsession.listenerManager().register(listener)
+    handle = SparkLineage(spark, settings, worker, listener)
+    setattr(spark, _ATTRIBUTE, handle)
+    atexit.register(handle.stop)
+    log.info("lineage listener installed for %s (emit=%s)", app.name, settings.spark.emit)
+    return handle
+
+
+def _settings_from(
+    spark: Any,
+    emit: str | None,
+    spool_dir: str | Path | None,
+    openlineage_dir: str | Path | None,
+    app_name: str | None,
+) -> Settings:
+    overrides: dict[str, dict[str, Any]] = {}
+    for key, (section, name) in SPARK_CONF.items():
+        value = spark.conf.get(key, None)
+        if value is not None:
+            overrides.setdefault(section, {})[name] = value
+    explicit = {"emit": emit, "spool_dir": spool_dir, "openlineage_dir": openlineage_dir,
+                "app_name": app_name}  # fmt: skip
+    for name, value in explicit.items():
+        if value is not None:
+            overrides.setdefault("spark", {})[name] = value
+    return load_settings(None, **overrides)
+
+
+def _check_dirs(settings: Settings) -> None:
+    if settings.spark.emit in ("graph", "both"):
+        check_writable(settings.spark.spool_dir, "Spark lineage spool directory")
+    if settings.spark.emit in ("openlineage", "both"):
+        check_writable(settings.spark.openlineage_dir, "OpenLineage output directory")

@@ -1,0 +1,134 @@
+"""A local directory of JSON-lines files where lineage waits while the graph is unreachable.
+
+The listener appends one record per action; `lineagegraph harvest spark --spool DIR` writes them
+to the graph and deletes a file only after its records are written, so nothing is lost. Writes
+are idempotent MERGEs, so a replay that stops half-way and runs again duplicates nothing.
+
+Writer and replayer share each file through an exclusive flock: the replayer holds it from
+reading to deleting, and a writer that finds its file deleted under it starts a new one, so a
+record is never appended to a file that is already gone.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lineagegraph.errors import ConfigError, HarvestError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.pipeline import HarvestRun, harvest_run
+from lineagegraph.spark.lineage import LineageError, SparkAction, action_items
+
+log = logging.getLogger(__name__)
+SUFFIX = ".jsonl"
+REJECTED_SUFFIX = ".rejected"
+
+
+def check_writable(directory: Path, what: str) -> Path:
+    """Create `directory` and prove it takes a file, at install time rather than mid-job."""
+    directory = directory.expanduser()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = directory / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"the {what} {str(directory)!r} is not writable ({exc.strerror or exc}); "
+            f"choose another directory"
+        ) from None
+    return directory.resolve()
+
+
+def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Append records as JSON lines under an exclusive lock (see the module docstring)."""
+    text = "".join(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n" for r in records)
+    while True:
+        with open(path, "a", encoding="utf-8") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            if os.fstat(fh.fileno()).st_nlink == 0:
+                continue  # replayed and deleted between our open and our lock: reopen
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+            return
+
+
+def spool_files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob(f"*{SUFFIX}") if p.is_file())
+
+
+@dataclass
+class ReplayReport:
+    files: int = 0
+    actions: int = 0
+    failures: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def replay(store: GraphStore, directory: Path) -> tuple[HarvestRun, ReplayReport]:
+    """Write every spooled record to the graph; delete each file once its records are in."""
+    if not directory.is_dir():
+        raise HarvestError(f"spool directory {str(directory)!r} does not exist")
+    report = ReplayReport()
+    with harvest_run(store, "spark", f"spool:{directory.resolve()}") as (run, writer):
+        for path in spool_files(directory):
+            _replay_file(path, store, writer, run, report)
+        if report.problems:
+            run.error = f"{len(report.problems)} unreadable records; first: {report.problems[0]}"
+    return run, report
+
+
+def _replay_file(
+    path: Path, store: GraphStore, writer: GraphWriter, run: HarvestRun, report: ReplayReport
+) -> None:
+    with open(path, "r+", encoding="utf-8") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        if os.fstat(fh.fileno()).st_nlink == 0:
+            return  # another replay took it
+        rejected: list[str] = []
+        actions: list[SparkAction] = []
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise LineageError("not a JSON object")
+                if record.get("type") == "failure":
+                    run.counts["actions_failed"] += 1
+                    report.failures += 1
+                    continue
+                actions.append(SparkAction.from_record(record))
+            except (ValueError, LineageError) as exc:
+                report.problems.append(f"{path}:{number}: {exc}")
+                run.counts["records_rejected"] += 1
+                rejected.append(line if line.endswith("\n") else line + "\n")
+        write_actions(store, writer, actions)
+        run.counts["actions_recorded"] += len(actions)
+        report.actions += len(actions)
+        if rejected:  # kept for a person to read, never replayed again
+            with open(path.with_name(path.name + REJECTED_SUFFIX), "a", encoding="utf-8") as bad:
+                bad.writelines(rejected)
+        path.unlink()
+        report.files += 1
+
+
+def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAction]) -> None:
+    """Write actions and flush, then their Spark details (mode, command) on the transformation."""
+    for action in actions:
+        writer.add_all(action_items(action))
+    writer.flush()
+    rows = [
+        {"urn": a.transformation_urn, "run_at": a.at, "mode": a.mode, "command": a.command}
+        for a in actions
+    ]
+    if rows:
+        store.write_batches("spark_transformation_details", rows, ("urn",))
