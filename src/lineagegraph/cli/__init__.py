@@ -1,10 +1,13 @@
 """The `lineagegraph` command: thin click commands that open the store, call one function, print.
 
-Each command group lives in its own module and is registered here.
+Each command group lives in its own module; importing it registers its commands.
 """
 
-import lineagegraph.cli.spark as _spark  # noqa: F401  (registers harvest spark, openlineage)
-from lineagegraph.cli import core  # noqa: F401  (registers init, status, query)
+from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
+    core,  # init, status, query
+    snowflake,  # harvest snowflake
+    spark,  # harvest spark, harvest openlineage
+)
 from lineagegraph.cli.app import cli, harvest
 
 __all__ = ["cli", "harvest", "main"]

@@ -10,7 +10,6 @@ import click
 from lineagegraph.cli.app import App, harvest
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.openlineage import OpenLineageReport, harvest_openlineage
-from lineagegraph.identity import FoldRules
 from lineagegraph.spark.spool import replay
 
 pass_app = click.make_pass_decorator(App)
@@ -71,7 +70,7 @@ def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:
       lineagegraph harvest openlineage events.jsonl
       lineagegraph harvest openlineage /var/log/openlineage/ --full
     """
-    rules = FoldRules(tuple(app.settings.identity.fold_patterns))
+    rules = app.settings.identity.rules()
     progress = _Progress()
     with app.store() as store:
         run, report = harvest_openlineage(store, path, rules, full=full, on_file=progress)

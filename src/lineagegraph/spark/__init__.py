@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.identity import FoldRules
 from lineagegraph.settings import Settings, load_settings
 from lineagegraph.spark.lineage import AppInfo, Naming
 from lineagegraph.spark.listener import Counts, QueryListener, Worker, make_sinks
@@ -115,7 +114,7 @@ def install(
         spark_version=spark.version,
     )
     naming = Naming(
-        FoldRules(tuple(settings.identity.fold_patterns)), settings.identity.snowflake_account
+        settings.identity.rules(), settings.identity.snowflake_account
     )
     counts = Counts()
     worker = Worker(

@@ -1,0 +1,1 @@
+"""`lineagegraph demo`: a three-system data platform on this machine, harvested end to end."""

@@ -1,0 +1,3 @@
+"""The Snowflake harvester: ACCOUNT_USAGE.ACCESS_HISTORY (with QUERY_HISTORY, OBJECT_DEPENDENCIES
+and stage URLs) to lineage. queries.py holds the SQL, access_history.py turns a row into model
+values, stages.py is the S3 bridge, reducer.py collapses repeats, harvester.py runs it all."""

@@ -1,0 +1,415 @@
+"""One ACCESS_HISTORY row (with its QUERY_HISTORY facts) to model values (DESIGN.md section 2).
+
+- Every object in `objects_modified` FLOWS_TO from every object in `direct_objects_accessed`
+  (direct, not base, so a view stays on the path); the writer drops self edges.
+- Each modified column FEEDS from its `directSources`.
+- The query is a :Transformation keyed by QUERY_PARAMETERIZED_HASH (or its targets and sources)
+  that READS_FROM its direct objects and WRITES_TO what it modified; a read-only query only reads.
+- Base objects only teach a view's upstreams, for views OBJECT_DEPENDENCIES does not list.
+- A DROP in `object_modified_by_ddl` soft-deletes the object at the query's time.
+
+The VARIANT columns arrive as JSON text and are parsed here, so a malformed row raises
+MalformedRow naming its query id and the column at fault, and the harvest goes on without it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from lineagegraph.harvest.snowflake.queries import ACCESS_HISTORY_COLUMNS
+from lineagegraph.harvest.snowflake.stages import (
+    StageResolver,
+    stage_dataset_urns,
+    stage_name,
+    stage_paths,
+)
+from lineagegraph.identity import (
+    FoldRules,
+    IdentityError,
+    column_urn,
+    dataset_urn,
+    name_of,
+    snowflake_query_transformation_urn,
+    snowflake_urn,
+    system_of,
+)
+from lineagegraph.model import Asset, AssetKind, Column, ColumnFeed, Flow, Item, Transformation
+
+SYSTEM = "snowflake"
+
+# objectDomain values (compared lower-cased: ACCESS_HISTORY writes "Table", OBJECT_DEPENDENCIES
+# "TABLE") of objects that are :Table assets. Functions, procedures, policies are not assets.
+TABLE_DOMAINS = frozenset(
+    {
+        "table",
+        "view",
+        "materialized view",
+        "secure view",
+        "external table",
+        "dynamic table",
+        "iceberg table",
+        "hybrid table",
+        "event table",
+        "stream",
+    }
+)
+VIEW_DOMAINS = frozenset({"view", "materialized view", "secure view"})
+STAGE_DOMAIN = "stage"
+
+_VARIANT_ARRAYS = ("DIRECT_OBJECTS_ACCESSED", "BASE_OBJECTS_ACCESSED", "OBJECTS_MODIFIED")
+_NAME_CACHE_LIMIT = 200_000
+_SHAPE_CACHE_LIMIT = 5_000  # converted rows kept: a few values each
+
+
+class MalformedRow(ValueError):
+    """A row whose VARIANT columns do not parse or do not have ACCESS_HISTORY's shape."""
+
+    def __init__(self, query_id: str, reason: str) -> None:
+        super().__init__(f"query {query_id}: {reason}")
+        self.query_id = query_id
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class SoftDelete:
+    """An object dropped at `at` (epoch ms)."""
+
+    urn: str
+    at: int
+
+
+Output = Item | SoftDelete
+
+
+@dataclass(frozen=True)
+class AccessRecord:
+    """One ACCESS_HISTORY row with its VARIANTs parsed and its QUERY_HISTORY facts."""
+
+    query_id: str
+    at: int
+    user: str | None
+    direct: list[Any]
+    base: list[Any]
+    modified: list[Any]
+    ddl: Any
+    query_hash: str | None
+    query_type: str | None
+    database: str | None
+    schema: str | None
+    query_text: str | None
+
+
+def parse_row(row: Sequence[Any]) -> AccessRecord:
+    """A cursor row of queries.ACCESS_HISTORY_SINCE, its VARIANT columns parsed client-side."""
+    values = dict(zip(ACCESS_HISTORY_COLUMNS, row, strict=True))
+    query_id = str(values["QUERY_ID"])
+    parsed: dict[str, Any] = {}
+    for column in (*_VARIANT_ARRAYS, "OBJECT_MODIFIED_BY_DDL"):
+        raw = values[column]
+        if column == "BASE_OBJECTS_ACCESSED" and raw == values["DIRECT_OBJECTS_ACCESSED"]:
+            parsed[column] = parsed["DIRECT_OBJECTS_ACCESSED"]  # the same text (no views)
+            continue
+        try:
+            value = json.loads(raw) if isinstance(raw, str | bytes) else raw
+        except ValueError as exc:
+            raise MalformedRow(query_id, f"{column} is not valid JSON ({exc})") from None
+        if column in _VARIANT_ARRAYS:
+            value = [] if value is None else value
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise MalformedRow(query_id, f"{column} is not a JSON array of objects")
+        elif value is not None and not isinstance(value, dict):
+            raise MalformedRow(query_id, "OBJECT_MODIFIED_BY_DDL is not a JSON object")
+        parsed[column] = value
+    try:
+        at = int(values["START_MS"])
+    except (TypeError, ValueError):
+        raise MalformedRow(query_id, f"no query start time ({values['START_MS']!r})") from None
+    return AccessRecord(
+        query_id=query_id,
+        at=at,
+        user=values["USER_NAME"],
+        direct=parsed["DIRECT_OBJECTS_ACCESSED"],
+        base=parsed["BASE_OBJECTS_ACCESSED"],
+        modified=parsed["OBJECTS_MODIFIED"],
+        ddl=parsed["OBJECT_MODIFIED_BY_DDL"],
+        query_hash=values["QUERY_PARAMETERIZED_HASH"] or None,
+        query_type=values["QUERY_TYPE"],
+        database=values["DATABASE_NAME"],
+        schema=values["SCHEMA_NAME"],
+        query_text=values["QUERY_TEXT"],
+    )
+
+
+@dataclass
+class RowConverter:
+    """Turns parsed rows into model values; shared state is the run's stage cache and counts.
+
+    `views_with_dependencies` are the view urns OBJECT_DEPENDENCIES lists: only the others
+    learn their upstreams from base objects (DESIGN.md section 8).
+    """
+
+    account: str
+    stages: StageResolver
+    rules: FoldRules
+    views_with_dependencies: Collection[str]
+    counts: Counter[str] = field(default_factory=Counter)
+    _table_urns: dict[str, str] = field(default_factory=dict)
+    _names: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _columns: dict[tuple[str, str], str] = field(default_factory=dict)
+    _shapes: dict[tuple[Any, ...], tuple[list[Output], Counter[str]]] = field(default_factory=dict)
+
+    def convert(self, record: AccessRecord) -> list[Output]:
+        """All model values of one row; MalformedRow if an object in it has the wrong shape."""
+        return _RowContext(self, record).outputs()
+
+    def convert_row(self, row: Sequence[Any]) -> list[Output]:
+        """`convert(parse_row(row))`, remembered per query shape: a scheduled query repeats
+        the same JSON, text and hash, and only its id, time and user differ (the caller takes
+        those from the row). The counts are added again for each row."""
+        key = tuple(row[3:])
+        known = self._shapes.get(key)
+        if known is not None:
+            self.counts.update(known[1])
+            return known[0]
+        before = self.counts.copy()
+        outputs = self.convert(parse_row(row))
+        _cache(self._shapes, key, (outputs, self.counts - before), _SHAPE_CACHE_LIMIT)
+        return outputs
+
+    def table_urn(self, object_name: str) -> str:
+        """The urn of a table-like object named by Snowflake's metadata, cached (names repeat)."""
+        urn = self._table_urns.get(object_name)
+        if urn is None:
+            urn = snowflake_urn(self.account, object_name, from_metadata=True)
+            _cache(self._table_urns, object_name, urn)
+        return urn
+
+    def system_and_name(self, urn: str) -> tuple[str, str]:
+        """An asset's `system` and `name` properties, cached."""
+        found = self._names.get(urn)
+        if found is None:
+            found = (system_of(urn), name_of(urn))
+            _cache(self._names, urn, found)
+        return found
+
+    def column_urn(self, asset: str, column: str) -> str:
+        """`{asset}#{column}`, cached; IdentityError for a name containing '#'."""
+        urn = self._columns.get((asset, column))
+        if urn is None:
+            urn = column_urn(asset, column)
+            _cache(self._columns, (asset, column), urn)
+        return urn
+
+
+def _cache(cache: dict[Any, Any], key: Any, value: Any, limit: int = _NAME_CACHE_LIMIT) -> None:
+    """Remember a value; a full cache starts over, so memory stays bounded on any window."""
+    if len(cache) >= limit:
+        cache.clear()
+    cache[key] = value
+
+
+class _RowContext:
+    """The work on one row: resolved objects, emitted assets, and the values to write."""
+
+    def __init__(self, converter: RowConverter, record: AccessRecord) -> None:
+        self.c = converter
+        self.r = record
+        self.out: list[Output] = []
+        self._assets: set[str] = set()
+
+    def outputs(self) -> list[Output]:
+        r, counts = self.r, self.c.counts
+        direct = self._objects(r.direct, "DIRECT_OBJECTS_ACCESSED")
+        modified = self._objects(r.modified, "OBJECTS_MODIFIED")
+        sources = _distinct(urn for urn, _ in direct)
+        targets = _distinct(urn for urn, _ in modified)
+        if sources or targets:
+            via = snowflake_query_transformation_urn(self.c.account, r.query_hash, targets, sources)
+            self.out.append(
+                Transformation(
+                    urn=via,
+                    system=SYSTEM,
+                    name=self._job_name(targets or sources, writes=bool(targets)),
+                    run_id=r.query_id,
+                    run_at=r.at,
+                    user=r.user,
+                    reads=tuple(sources),
+                    writes=tuple(targets),
+                )
+            )
+            counts["queries_writing" if targets else "queries_reading"] += 1
+            for target in targets:
+                for source in sources:
+                    self.out.append(Flow(source, target, r.at, via))
+                    counts["table_pairs"] += source != target
+            self._column_feeds(modified, via)
+        self._view_upstreams(direct)
+        self._ddl()
+        return self.out
+
+    # --- objects ----------------------------------------------------------------------------
+
+    def _objects(self, entries: list[Any], where: str) -> list[tuple[str, dict[str, Any]]]:
+        """(asset urn, entry) for each entry that is an asset; stages may give several."""
+        found: list[tuple[str, dict[str, Any]]] = []
+        for index, entry in enumerate(entries):
+            domain = self._domain(entry, f"{where}[{index}]")
+            if domain in TABLE_DOMAINS:
+                name = self._text(entry, "objectName", f"{where}[{index}]")
+                urn = self._table(name, f"{where}[{index}]")
+                self._asset(urn, "Table", {"domain": entry["objectDomain"]})
+                found.append((urn, entry))
+            elif domain == STAGE_DOMAIN or "location" in entry:
+                found.extend((urn, entry) for urn in self._stage(entry, f"{where}[{index}]"))
+        return found
+
+    def _stage(self, entry: dict[str, Any], where: str) -> list[str]:
+        name = entry.get("objectName")
+        if name is None:
+            location = entry.get("location")
+            if not isinstance(location, str):
+                raise MalformedRow(self.r.query_id, f"{where} names no stage nor location")
+            try:
+                urn = dataset_urn(location, self.c.rules)
+            except IdentityError:
+                self.c.counts["locations_unsupported"] += 1
+                return []
+            self._asset(urn, "Dataset", {})
+            return [urn]
+        if not isinstance(name, str):
+            raise MalformedRow(self.r.query_id, f"{where}.objectName is not a string")
+        try:
+            stage = stage_name(name)
+        except IdentityError:  # a user (~) or table stage: internal, not a named dataset
+            self.c.counts["stages_unnamed"] += 1
+            return []
+        kind = entry.get("stageKind")
+        resolved = self.c.stages.resolve(stage, kind if isinstance(kind, str) else None)
+        paths = stage_paths(self.r.query_text, stage, self.r.database, self.r.schema)
+        if resolved.url is not None and not paths:
+            self.c.counts["stage_paths_unknown"] += 1
+        try:
+            urns = stage_dataset_urns(self.c.account, stage, resolved, paths, self.c.rules)
+        except IdentityError:  # a gcs:// or azure:// stage: no urn for it yet
+            self.c.counts["locations_unsupported"] += 1
+            return []
+        placeholder = resolved.url is None
+        self.c.counts["stage_placeholders"] += placeholder
+        for urn in urns:
+            self._asset(urn, "Dataset", {"placeholder": True} if placeholder else {})
+        return urns
+
+    def _asset(self, urn: str, kind: AssetKind, props: dict[str, Any]) -> None:
+        if urn not in self._assets:
+            self._assets.add(urn)
+            system, name = self.c.system_and_name(urn)
+            self.out.append(Asset(urn, kind, system, name, self.r.at, props))
+
+    # --- columns, views, DDL ----------------------------------------------------------------
+
+    def _column_feeds(self, modified: list[tuple[str, dict[str, Any]]], via: str) -> None:
+        at, counts = self.r.at, self.c.counts
+        for target, entry in modified:
+            if self._domain(entry, "OBJECTS_MODIFIED") not in TABLE_DOMAINS:
+                continue
+            columns = entry.get("columns") or []
+            if not isinstance(columns, list):
+                raise MalformedRow(self.r.query_id, f"columns of {target} is not an array")
+            for column in columns:
+                where = f"a column of {entry['objectName']}"
+                name = self._text(column, "columnName", where)
+                target_column = self._column(target, name, at)
+                if target_column is None:
+                    continue
+                sources = column.get("directSources") or []
+                if not isinstance(sources, list):
+                    raise MalformedRow(self.r.query_id, f"directSources of {where} not an array")
+                for source in sources:
+                    if self._domain(source, f"directSources of {where}") not in TABLE_DOMAINS:
+                        counts["column_sources_not_tables"] += 1
+                        continue
+                    asset = self._table(self._text(source, "objectName", where), where)
+                    self._asset(asset, "Table", {"domain": source["objectDomain"]})
+                    source_column = self._column(asset, self._text(source, "columnName", where), at)
+                    if source_column is not None:
+                        self.out.append(ColumnFeed(source_column, target_column, at, via))
+                        counts["column_pairs"] += source_column != target_column
+
+    def _column(self, asset: str, name: str, at: int) -> str | None:
+        try:
+            urn = self.c.column_urn(asset, name)
+        except IdentityError:
+            self.c.counts["columns_skipped"] += 1
+            return None
+        self.out.append(Column(urn, asset, name, at))
+        return urn
+
+    def _view_upstreams(self, direct: list[tuple[str, dict[str, Any]]]) -> None:
+        """A read through exactly one view teaches that view's upstreams: the base objects
+        the query did not read directly (or all of them, when it read those directly too)."""
+        views = _distinct(
+            urn for urn, entry in direct if _lower(entry.get("objectDomain")) in VIEW_DOMAINS
+        )
+        unlisted = [v for v in views if v not in self.c.views_with_dependencies]
+        if not unlisted:
+            return
+        if len(views) > 1:
+            self.c.counts["view_reads_ambiguous"] += 1
+            return
+        view = unlisted[0]
+        base = [u for u, _ in self._objects(self.r.base, "BASE_OBJECTS_ACCESSED") if u != view]
+        read_directly = {urn for urn, _ in direct}
+        upstreams = [u for u in _distinct(base) if u not in read_directly] or _distinct(base)
+        for upstream in upstreams:
+            self.out.append(Flow(upstream, view, self.r.at))
+        self.c.counts["view_upstreams_from_base"] += len(upstreams)
+
+    def _ddl(self) -> None:
+        ddl = self.r.ddl
+        if not ddl:
+            return
+        domain = self._domain(ddl, "OBJECT_MODIFIED_BY_DDL")
+        if domain not in TABLE_DOMAINS:
+            return
+        urn = self._table(self._text(ddl, "objectName", "OBJECT_MODIFIED_BY_DDL"), "DDL")
+        if str(ddl.get("operationType") or "").upper() == "DROP":
+            self.out.append(SoftDelete(urn, self.r.at))
+            self.c.counts["drops"] += 1
+        else:  # CREATE, ALTER, UNDROP...: the object exists at this time
+            self._asset(urn, "Table", {"domain": ddl["objectDomain"]})
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    def _job_name(self, urns: list[str], *, writes: bool) -> str:
+        verb = (self.r.query_type or ("write" if writes else "read")).lower()
+        names = [self.c.system_and_name(u)[1] for u in urns[:3]]
+        return f"{verb} {', '.join(names)}" + (" ..." if len(urns) > 3 else "")
+
+    def _table(self, name: str, where: str) -> str:
+        try:
+            return self.c.table_urn(name)
+        except IdentityError as exc:
+            raise MalformedRow(self.r.query_id, f"{where}: {exc}") from None
+
+    def _domain(self, entry: Any, where: str) -> str:
+        if not isinstance(entry, dict) or not isinstance(entry.get("objectDomain"), str):
+            raise MalformedRow(self.r.query_id, f"{where} has no objectDomain")
+        return str(entry["objectDomain"]).lower()
+
+    def _text(self, entry: dict[str, Any], key: str, where: str) -> str:
+        value = entry.get(key)
+        if not isinstance(value, str) or not value:
+            raise MalformedRow(self.r.query_id, f"{where} has no {key}")
+        return value
+
+
+def _lower(value: Any) -> str:
+    return value.lower() if isinstance(value, str) else ""
+
+
+def _distinct(urns: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(urns))
