@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import lineage_shapes as shapes  # noqa: E402
+import lineage_shapes as shapes
 
-from lineagegraph.graph.statements import statement  # noqa: E402
-from lineagegraph.graph.store import GraphStore, open_store  # noqa: E402
-from lineagegraph.graph.writer import GraphWriter, _rows  # noqa: E402
-from lineagegraph.settings import GraphSettings  # noqa: E402
+from lineagegraph.graph.statements import statement
+from lineagegraph.graph.store import GraphStore, open_store
+from lineagegraph.graph.writer import GraphWriter, _rows
+from lineagegraph.settings import GraphSettings
 
 
 def timed_write(store: GraphStore, items) -> tuple[int, float]:  # type: ignore[no-untyped-def]
@@ -90,8 +90,12 @@ def main() -> None:
             store.init_schema()
             n_nodes, t_nodes = timed_write(store, shapes.assets(args.assets))
             n_edges, t_edges = timed_write(store, shapes.flows(args.assets))
-            print(f"assets:     {n_nodes:>10,} in {t_nodes:7.1f} s = {n_nodes / t_nodes:>9,.0f} nodes/s")
-            print(f"FLOWS_TO:   {n_edges:>10,} in {t_edges:7.1f} s = {n_edges / t_edges:>9,.0f} rels/s")
+            print(
+                f"assets:   {n_nodes:>10,} in {t_nodes:6.1f} s = {n_nodes / t_nodes:>8,.0f} nodes/s"
+            )
+            print(
+                f"FLOWS_TO: {n_edges:>10,} in {t_edges:6.1f} s = {n_edges / t_edges:>8,.0f} rels/s"
+            )
 
             # Baseline in the same run and store: one MERGE statement per row.
             base = settings.model_copy(update={"graph_name": "baseline"})
@@ -100,12 +104,19 @@ def main() -> None:
                 sample = list(islice(shapes.assets(args.assets), args.baseline))
                 bn, bt = one_row_per_statement(bstore, sample)
                 urns = {a.urn for a in sample}
-                sample_flows = [f for f in islice(shapes.flows(args.assets), args.baseline * 5)
-                                if f.src in urns and f.dst in urns][: args.baseline]  # fmt: skip
+                sample_flows = [
+                    f
+                    for f in islice(shapes.flows(args.assets), args.baseline * 5)
+                    if f.src in urns and f.dst in urns
+                ][: args.baseline]
                 be, bte = one_row_per_statement(bstore, sample_flows)
-            print(f"baseline:   one row per statement: {bn / bt:,.0f} nodes/s, {be / bte:,.0f} rels/s")
-            print(f"ratio:      batched/baseline nodes x{(n_nodes / t_nodes) / (bn / bt):.1f}, "
-                  f"rels x{(n_edges / t_edges) / (be / bte):.1f}")  # fmt: skip
+            print(
+                f"baseline:   one row per statement: {bn / bt:,.0f} nodes/s, {be / bte:,.0f} rels/s"
+            )
+            print(
+                f"ratio:      batched/baseline nodes x{(n_nodes / t_nodes) / (bn / bt):.1f}, "
+                f"rels x{(n_edges / t_edges) / (be / bte):.1f}"
+            )
 
             shape = shapes.shape(args.assets)
             try:
@@ -117,15 +128,20 @@ def main() -> None:
                     ("upstream from chain tails", shape.chain_tails, "up"),
                 ):
                     ms = traversal_ms(store, starts, direction)
-                    print(f"traversal:  {label:<28} depth 20: median {statistics.median(ms):6.1f} ms,"
-                          f" max {max(ms):6.1f} ms over {len(ms)} starts")  # fmt: skip
+                    print(
+                        f"traversal:  {label:<28} depth 20: median {statistics.median(ms):6.1f} ms,"
+                        f" max {max(ms):6.1f} ms over {len(ms)} starts"
+                    )
             except ImportError:
                 print("traversal:  lineagegraph.lineage is not available in this build")
 
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             server = server_peak_rss_mb(data_dir)
-            print(f"peak RSS:   this process {rss:,.0f} MB, FalkorDB server "
-                  f"{server:,.0f} MB" if server else f"peak RSS:   this process {rss:,.0f} MB")  # fmt: skip
+            print(
+                f"peak RSS:   this process {rss:,.0f} MB, FalkorDB server {server:,.0f} MB"
+                if server
+                else f"peak RSS:   this process {rss:,.0f} MB"
+            )
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 

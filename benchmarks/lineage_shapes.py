@@ -7,6 +7,7 @@ with hundreds of downstream neighbours across domains. Deterministic for a given
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -54,13 +55,13 @@ def flows(n_assets: int, seed: int = 7, hubs: int = 10, hub_fanout: int = 300) -
     domains = max(1, n_assets // DOMAIN)
     for d in range(domains):
         layers = _domain_layers(d)
-        for upper, lower in zip(layers, layers[1:], strict=False):
+        for upper, lower in itertools.pairwise(layers):
             for dst in lower:
                 for src in rnd.sample(upper, rnd.randint(1, 6)):
                     yield Flow(src, dst, T0)
         # one 20-deep chain through staging tables of this domain
         chain = layers[1][:CHAIN]
-        for src, dst in zip(chain, chain[1:], strict=False):
+        for src, dst in itertools.pairwise(chain):
             yield Flow(src, dst, T0)
     for h in range(hubs):
         hub = urn(h % domains, "marts", 0)

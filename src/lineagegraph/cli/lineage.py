@@ -1,0 +1,271 @@
+"""path, upstream, downstream, impact and columns: the lineage questions (issue 6).
+
+Each command resolves what the user typed to a urn, asks lineagegraph.lineage, and prints the
+answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTML page.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lineagegraph import lineage, render
+from lineagegraph.cli.app import App, cli
+from lineagegraph.errors import LineageGraphError
+from lineagegraph.lineage import Direction, Reached
+from lineagegraph.render import FORMATS, PICTURE_FORMATS
+
+pass_app = click.make_pass_decorator(App)
+
+NAME_HELP = "a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table)"
+
+
+def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """--format, --output and --include-deleted, shared by every lineage command."""
+    func = click.option(
+        "--include-deleted", is_flag=True, help="Also follow and show soft-deleted assets."
+    )(func)
+    func = click.option(
+        "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+        help="Write to this file instead of the terminal (e.g. lineage.html).",
+    )(func)  # fmt: skip
+    return click.option(
+        "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+        help="table/tree for the terminal, json for programs, mermaid/dot/html for a picture.",
+    )(func)  # fmt: skip
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Print, or write the whole file at once (a temporary file renamed into place), so a
+    failure never leaves half a file behind."""
+    if output is None:
+        click.echo(text)
+        return
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text + "\n", encoding="utf-8")
+        os.replace(tmp, output)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise LineageGraphError(f"cannot write {output}: {exc.strerror or exc}") from None
+    click.echo(f"wrote {output}", err=True)
+
+
+def _show_traversal(
+    fmt: str, start: Reached, reached: list[Reached], direction: Direction, depth: int
+) -> str:
+    view = render.traversal_view(start, reached, direction)
+    if fmt == "json":
+        return render.to_json({"start": start, "direction": direction, "depth": depth,
+                               "assets": reached})  # fmt: skip
+    if fmt in PICTURE_FORMATS:
+        return render.picture(view, fmt)
+    if not reached:
+        return f"nothing {direction} of {start.urn} within {depth} hop(s)"
+    if fmt == "tree":
+        return render.tree(view)
+    header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
+    return header + "\n" + render.reached_table(reached)
+
+
+def _traversal_command(direction: Direction) -> Callable[..., None]:
+    summary, example = {
+        "upstream": (
+            "Every asset that feeds NAME",
+            "lineagegraph upstream analytics.marts.daily_sales --depth 3",
+        ),
+        "downstream": (
+            "Every asset NAME flows into",
+            "lineagegraph downstream s3a://raw-bucket/orders/ --label Table",
+        ),
+    }[direction]
+
+    @click.argument("name")
+    @click.option(
+        "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.DEFAULT_DEPTH,
+        show_default=True, help="How many hops to follow.",
+    )  # fmt: skip
+    @click.option(
+        "--system", "systems", multiple=True, metavar="SYSTEM",
+        help="Only show assets of this system (s3, snowflake, spark, file); repeatable.",
+    )  # fmt: skip
+    @click.option(
+        "--label", "kinds", multiple=True, type=click.Choice(lineage.KINDS, case_sensitive=False),
+        help="Only show assets of this kind; repeatable. Filters what is shown, not followed.",
+    )  # fmt: skip
+    @output_options
+    @pass_app
+    def command(
+        app: App,
+        name: str,
+        depth: int,
+        systems: tuple[str, ...],
+        kinds: tuple[str, ...],
+        fmt: str,
+        output: Path | None,
+        include_deleted: bool,
+    ) -> None:
+        with app.store() as store:
+            urn = lineage.resolve(store, app.settings, name)
+            start = lineage.start_asset(store, urn, include_deleted=include_deleted)
+            reached = lineage.traverse(
+                store, urn, direction, depth=depth, systems={s.lower() for s in systems},
+                kinds=set(kinds), include_deleted=include_deleted,
+            )  # fmt: skip
+        emit(_show_traversal(fmt, start, reached, direction, depth), output)
+
+    command.__doc__ = f"""{summary}, each once with its distance in hops.
+
+    NAME is {NAME_HELP}.
+    --system and --label choose what is shown; the search still runs through every asset.
+
+    \b
+    Example:
+      {example}
+      {example.split(" --")[0]} --format html -o lineage.html
+    """
+    return cli.command(direction)(command)
+
+
+upstream = _traversal_command("upstream")
+downstream = _traversal_command("downstream")
+
+
+@cli.command("path")
+@click.argument("source", metavar="FROM")
+@click.argument("target", metavar="TO")
+@click.option(
+    "--depth", type=click.IntRange(1, lineage.MAX_PATH_DEPTH), default=10, show_default=True,
+    help=f"Longest path to look for, in hops (at most {lineage.MAX_PATH_DEPTH}).",
+)  # fmt: skip
+@click.option(
+    "--limit", type=click.IntRange(1, 10_000), default=lineage.DEFAULT_PATH_LIMIT,
+    show_default=True, help="How many paths to list, shortest first.",
+)  # fmt: skip
+@output_options
+@pass_app
+def path_command(
+    app: App,
+    source: str,
+    target: str,
+    depth: int,
+    limit: int,
+    fmt: str,
+    output: Path | None,
+    include_deleted: bool,
+) -> None:
+    """The lineage paths from FROM to TO, shortest first.
+
+    FROM and TO are each a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name
+    (db.schema.table).
+
+    \b
+    Example:
+      lineagegraph path s3a://raw-bucket/orders/ analytics.marts.daily_sales
+      lineagegraph path s3://raw-bucket/orders ANALYTICS.MARTS.DAILY_SALES --format mermaid
+    """
+    with app.store() as store:
+        src = lineage.resolve(store, app.settings, source)
+        dst = lineage.resolve(store, app.settings, target)
+        start = lineage.start_asset(store, src, include_deleted=include_deleted)
+        end = lineage.start_asset(store, dst, include_deleted=include_deleted)
+        found = lineage.paths(store, src, dst, depth, limit, include_deleted=include_deleted)
+    if fmt == "json":
+        text = render.to_json({"from": start, "to": end, "depth": depth, "paths": found})
+    elif fmt in PICTURE_FORMATS:
+        text = render.picture(render.paths_view(found, start, end), fmt)
+    elif not found:
+        text = f"no path from {src} to {dst} within {depth} hop(s)"
+    else:
+        text = render.paths_text(found)
+    emit(text, output)
+
+
+@cli.command()
+@click.argument("name")
+@output_options
+@pass_app
+def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: bool) -> None:
+    """What a change to NAME would affect: every asset downstream, grouped by system and kind,
+    and the transformations that read NAME or any of them.
+
+    NAME is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table).
+
+    \b
+    Example:
+      lineagegraph impact raw.public.orders
+      lineagegraph impact s3://raw-bucket/orders --format html -o impact.html
+    """
+    with app.store() as store:
+        urn = lineage.resolve(store, app.settings, name)
+        result = lineage.impact(store, urn, include_deleted=include_deleted)
+    if fmt == "json":
+        text = render.to_json(result)
+    elif fmt in PICTURE_FORMATS:
+        text = render.picture(render.impact_view(result), fmt)
+    elif fmt == "tree":
+        text = render.tree(render.impact_view(result))
+    else:
+        text = render.impact_text(result)
+    emit(text, output)
+
+
+@cli.command()
+@click.argument("column")
+@click.option(
+    "--direction", type=click.Choice(["both", *lineage.DIRECTIONS]), default="both",
+    show_default=True, help="Which way to follow FEEDS from the column.",
+)  # fmt: skip
+@click.option(
+    "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.DEFAULT_DEPTH,
+    show_default=True, help="How many hops to follow.",
+)  # fmt: skip
+@output_options
+@pass_app
+def columns(
+    app: App,
+    column: str,
+    direction: str,
+    depth: int,
+    fmt: str,
+    output: Path | None,
+    include_deleted: bool,
+) -> None:
+    """Column lineage of ASSET#COLUMN: the columns it is derived from and those derived from it.
+
+    The asset part is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name
+    (db.schema.table); the column is matched as typed, then upper- and lower-cased.
+
+    \b
+    Example:
+      lineagegraph columns analytics.marts.daily_sales#REVENUE
+      lineagegraph columns 'snowflake://acme/RAW.PUBLIC.ORDERS#AMOUNT' --direction downstream
+    """
+    directions: list[Direction] = (
+        list(lineage.DIRECTIONS) if direction == "both" else [direction]  # type: ignore[list-item]
+    )
+    with app.store() as store:
+        urn = lineage.resolve_column(store, app.settings, column)
+        start = lineage.start_column(store, urn, include_deleted=include_deleted)
+        found = {
+            d: lineage.column_lineage(store, urn, d, depth, include_deleted=include_deleted)
+            for d in directions
+        }
+    up, down = found.get("upstream", []), found.get("downstream", [])
+    if fmt == "json":
+        text = render.to_json({"column": start, "depth": depth, **found})
+    elif fmt in PICTURE_FORMATS:
+        text = render.picture(render.columns_view(start, up, down), fmt)
+    elif fmt == "tree":
+        text = render.tree(render.columns_view(start, up, down))
+    else:
+        text = "\n\n".join(
+            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items)
+            if items else f"nothing {d} of {urn} within {depth} hop(s)"
+            for d, items in found.items()
+        )  # fmt: skip
+    emit(text, output)

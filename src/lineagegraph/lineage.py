@@ -1,0 +1,521 @@
+"""Lineage questions over the graph: upstream, downstream, paths, impact and column lineage.
+
+Upstream, downstream and impact want the set of reachable assets, not every path: a
+variable-length pattern enumerates paths, which can grow exponentially with fan-out and depth. So
+these expand a frontier of distinct nodes level by level, one bounded hop per statement, and
+return each asset once with its distance (DESIGN.md section 3). Only `paths` enumerates paths,
+bounded, shortest first, and only once a level-by-level search has found that one exists.
+
+Filters (systems, kinds) select what is returned, never what is traversed: lineage from an S3
+prefix to a Snowflake table runs through Spark datasets even when only tables are asked for.
+Deleted assets (`deleted_at` set) are neither returned nor traversed unless asked for, since
+data no longer flows through them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from lineagegraph.errors import LineageGraphError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.identity import (
+    FoldRules,
+    IdentityError,
+    column_urn,
+    dataset_urn,
+    snowflake_urn,
+    split_column_urn,
+)
+from lineagegraph.settings import Settings
+
+Direction = Literal["upstream", "downstream"]
+DIRECTIONS: tuple[Direction, ...] = ("upstream", "downstream")
+KINDS = ("Table", "Dataset", "File")
+
+DEFAULT_DEPTH = 20
+MAX_DEPTH = 1000
+"""Level-by-level search stops when nothing new is found; this only guards against typos."""
+MAX_PATH_DEPTH = 20
+"""The fixed bound in cypher/lineage_paths.cypher (no backend takes a parameter there)."""
+DEFAULT_PATH_LIMIT = 20
+SUGGESTIONS = 5
+_SUGGEST_CANDIDATES = 200  # per word searched
+_NEEDLE = re.compile(r"[^./:#@\"'\s]{3,}")
+
+_DETAILS = {"asset": "lineage_assets", "column": "lineage_columns"}
+_DETAIL_CHUNK = 5000
+_STEP: dict[tuple[str, Direction], str] = {
+    ("asset", "downstream"): "lineage_downstream_step",
+    ("asset", "upstream"): "lineage_upstream_step",
+    ("column", "downstream"): "lineage_column_downstream_step",
+    ("column", "upstream"): "lineage_column_upstream_step",
+}
+
+
+class AssetNotFound(LineageGraphError):
+    """What the user typed names no asset (or several); the message lists the closest ones."""
+
+    def __init__(self, message: str, suggestions: Iterable[str] = ()) -> None:
+        self.suggestions = list(suggestions)
+        if self.suggestions:
+            message += "; did you mean:\n" + "\n".join(f"  {s}" for s in self.suggestions)
+        super().__init__(message)
+
+
+class AssetDeleted(LineageGraphError):
+    """A traversal starts at a soft-deleted asset without include_deleted."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """An asset (or column) found by a traversal, once, at its shortest distance from the start.
+
+    `reached_from` are the nodes one hop nearer the start through which it was first reached
+    (with filters: the nearest returned nodes, or the start, on the way there), and `via` the
+    transformations on the edges that reached it. `linked_from` are other nodes of the answer
+    with a direct edge to it that did not reach it first (e.g. a table feeding both a mart and
+    that mart's source). Together they draw the answer's picture.
+    """
+
+    urn: str
+    name: str
+    system: str | None
+    kind: str
+    distance: int
+    via: tuple[str, ...] = ()
+    reached_from: tuple[str, ...] = ()
+    deleted_at: int | None = None
+    linked_from: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class LineagePath:
+    """One FLOWS_TO path: its assets in flow order and the transformations on each hop."""
+
+    hops: int
+    assets: tuple[Reached, ...]
+    via: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """A transformation that reads impacted assets, so it is affected by a change."""
+
+    urn: str
+    name: str | None
+    system: str | None
+    user: str | None
+    runs: int | None
+    last_run_at: int | None
+    reads: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Impact:
+    """Everything downstream of an asset, grouped by (system, kind), and who reads it."""
+
+    start: Reached
+    assets: list[Reached]
+    groups: dict[tuple[str, str], list[Reached]] = field(default_factory=dict)
+    transformations: list[Reader] = field(default_factory=list)
+
+
+# --- Looking assets up ----------------------------------------------------------------------
+
+
+def _reached(row: dict[str, Any], hit: _Hit | None = None) -> Reached:
+    """A found node from its details row and, when a search found it, how it was reached."""
+    return Reached(
+        urn=row["urn"],
+        name=row["name"] or row["urn"],
+        system=row["system"],
+        kind=row["kind"],
+        distance=hit.distance if hit else 0,
+        via=hit.via if hit else (),
+        reached_from=hit.reached_from if hit else (),
+        deleted_at=row["deleted_at"],
+        linked_from=tuple(sorted(hit.linked_from)) if hit else (),
+    )
+
+
+def _details(store: GraphStore, what: str, urns: list[str]) -> dict[str, dict[str, Any]]:
+    """Name, system, kind and deletion of nodes by urn, in bounded chunks of urns."""
+    rows: dict[str, dict[str, Any]] = {}
+    for begin in range(0, len(urns), _DETAIL_CHUNK):
+        chunk = urns[begin : begin + _DETAIL_CHUNK]
+        rows.update((row["urn"], row) for row in store.read(_DETAILS[what], {"urns": chunk}))
+    return rows
+
+
+def lookup(store: GraphStore, urns: Collection[str]) -> dict[str, Reached]:
+    """The assets among `urns` that exist (deleted ones included), by urn."""
+    return {urn: _reached(row) for urn, row in _details(store, "asset", list(urns)).items()}
+
+
+def start_asset(store: GraphStore, urn: str, *, include_deleted: bool = False) -> Reached:
+    """The asset a question starts from; unknown or (by default) deleted is an error."""
+    found = lookup(store, [urn]).get(urn)
+    if found is None:
+        raise AssetNotFound(f"no asset {urn!r} in the graph", suggest(store, urn))
+    if found.deleted_at is not None and not include_deleted:
+        raise AssetDeleted(
+            f"asset {urn!r} is deleted (deleted_at={found.deleted_at}); "
+            "pass --include-deleted to follow its lineage anyway"
+        )
+    return found
+
+
+def candidate_urns(settings: Settings, text: str) -> list[str]:
+    """The urns a typed name may mean, most literal first: the text itself (an exact urn, such
+    as a File's key as listed), then its normalized dataset or Snowflake form."""
+    text = text.strip()
+    candidates = [text]
+    rules = FoldRules(tuple(settings.identity.fold_patterns))
+    account = settings.identity.snowflake_account
+    try:
+        if text.startswith("/") or re.match(r"(?i)(s3[an]?|file):", text):
+            candidates.append(dataset_urn(text, rules))
+        elif text.lower().startswith("snowflake://"):
+            acct, _, name = text[len("snowflake://") :].partition("/")
+            if not name.startswith("@"):
+                candidates.append(snowflake_urn(acct, name, from_metadata=False))
+        elif account and "://" not in text and text.count(".") >= 2:
+            candidates.append(snowflake_urn(account, text, from_metadata=False))
+    except IdentityError:
+        pass  # not a path or name we can normalize: the exact text and suggestions remain
+    return list(dict.fromkeys(candidates))
+
+
+def resolve(store: GraphStore, settings: Settings, text: str) -> str:
+    """The urn of the asset a user means by `text`: a urn, a path (`s3a://b/p/`) or a dotted
+    Snowflake name (`db.schema.table`), normalized through `identity`, or a unique short name.
+    Raises AssetNotFound listing the closest matches."""
+    if not text.strip():
+        raise AssetNotFound("empty asset name")
+    candidates = candidate_urns(settings, text)
+    found = lookup(store, candidates)
+    for urn in candidates:
+        if urn in found:
+            return urn
+    named = store.read(
+        "lineage_assets_named", {"name": text.strip().lower(), "limit": SUGGESTIONS + 1}
+    )
+    if len(named) == 1:
+        return str(named[0]["urn"])
+    if named:
+        raise AssetNotFound(
+            f"{text!r} names several assets; give the full urn",
+            [_label(row) for row in named[:SUGGESTIONS]],
+        )
+    hint = ""
+    if "://" not in text and text.count(".") >= 2 and not settings.identity.snowflake_account:
+        hint = " (set identity.snowflake_account to look up Snowflake names)"
+    raise AssetNotFound(f"no asset matches {text!r}{hint}", suggest(store, text, candidates))
+
+
+def resolve_column(store: GraphStore, settings: Settings, text: str) -> str:
+    """The urn of a column typed as `{asset}#{column}`, the asset part resolved as in
+    `resolve`."""
+    try:
+        asset_text, column = split_column_urn(text.strip())
+    except IdentityError:
+        raise AssetNotFound(
+            f"{text!r} is not a column: write ASSET#COLUMN, e.g. db.schema.orders#ID"
+        ) from None
+    asset = resolve(store, settings, asset_text)
+    names = [column, column.upper(), column.lower()]
+    urns = [column_urn(asset, name) for name in dict.fromkeys(names)]
+    found = _details(store, "column", urns)
+    for urn in urns:
+        if urn in found:
+            return urn
+    known = [r["name"] for r in store.read("lineage_columns_of", {"asset": asset, "limit": 1000})]
+    close = difflib.get_close_matches(column, known, n=SUGGESTIONS, cutoff=0.0)
+    raise AssetNotFound(
+        f"asset {asset!r} has no column {column!r} in the graph"
+        + ("" if known else " (no column lineage was harvested for it)"),
+        [column_urn(asset, c) for c in close],
+    )
+
+
+def suggest(store: GraphStore, text: str, also: Iterable[str] = ()) -> list[str]:
+    """The assets whose urn or name look most like `text` (deleted ones marked).
+
+    Candidates come from one search per word of the text (so a common word such as a schema
+    name cannot crowd out the rest), then difflib ranks them against the text as typed and as
+    normalized (`also`)."""
+    targets = [text.strip(), *also]
+    needles = {text.strip().lower()}
+    for target in targets:
+        needles.update(m.group(0).lower() for m in _NEEDLE.finditer(_without_scheme(target)))
+    by_urn: dict[str, dict[str, Any]] = {}
+    for needle in sorted(needles - {""}):
+        for row in store.read("lineage_suggest", {"needle": needle, "limit": _SUGGEST_CANDIDATES}):
+            by_urn[row["urn"]] = row
+
+    def score(urn: str) -> float:
+        return max(
+            difflib.SequenceMatcher(None, target.lower(), candidate.lower()).ratio()
+            for target in targets
+            for candidate in (urn, by_urn[urn]["name"] or "")
+        )
+
+    best = sorted(by_urn, key=lambda urn: (-score(urn), urn))[:SUGGESTIONS]
+    return [_label(by_urn[urn]) for urn in best]
+
+
+def _without_scheme(text: str) -> str:
+    """The part of a urn that tells assets apart: no scheme, no Snowflake account."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    return rest.partition("/")[2] if scheme.lower() == "snowflake" else rest
+
+
+def _label(row: dict[str, Any]) -> str:
+    return row["urn"] + (" (deleted)" if row.get("deleted_at") is not None else "")
+
+
+# --- Level-by-level traversal ---------------------------------------------------------------
+
+
+def _check_depth(depth: int, maximum: int) -> None:
+    if not 1 <= depth <= maximum:
+        raise LineageGraphError(f"depth must be between 1 and {maximum}, got {depth}")
+
+
+@dataclass(slots=True)
+class _Hit:
+    urn: str
+    distance: int
+    reached_from: tuple[str, ...]
+    via: tuple[str, ...]
+    linked_from: set[str] = field(default_factory=set)  # filled as later levels find links
+
+
+def _search(
+    store: GraphStore, what: str, direction: Direction, start: str, depth: int,
+    include_deleted: bool, until: str | None = None,
+) -> list[_Hit]:  # fmt: skip
+    """Breadth-first from `start`: one bounded hop per statement over the current frontier,
+    each node kept once, at the level it is first reached; stops after the level that reaches
+    `until`. Nodes already seen are dropped here, in a set, rather than in Cypher (see
+    cypher/lineage_downstream_step.cypher)."""
+    hits: dict[str, _Hit] = {}
+    frontier = [start]
+    for distance in range(1, depth + 1):
+        if not frontier or until in hits:
+            break
+        rows = store.read(
+            _STEP[what, direction], {"frontier": frontier, "include_deleted": include_deleted}
+        )
+        reached: dict[str, tuple[set[str], set[str]]] = {}
+        for row in rows:  # one row per edge: group them by the node reached
+            urn = row["urn"]
+            if urn in hits:  # found on an earlier level: a link between two found nodes
+                hits[urn].linked_from.add(row["reached_from"])
+            elif urn != start:
+                sources, via = reached.setdefault(urn, (set(), set()))
+                sources.add(row["reached_from"])
+                via.update(row["via"] or ())
+        frontier = sorted(reached)  # a stable order for every backend
+        for urn in frontier:
+            sources, via = reached[urn]
+            hits[urn] = _Hit(urn, distance, tuple(sorted(sources)), tuple(sorted(via)))
+    return list(hits.values())
+
+
+def _expand(
+    store: GraphStore, what: str, direction: Direction, start: str, depth: int,
+    include_deleted: bool,
+) -> list[Reached]:  # fmt: skip
+    """The search's nodes with their details, nearest first."""
+    hits = _search(store, what, direction, start, depth, include_deleted)
+    details = _details(store, what, [hit.urn for hit in hits])
+    return [_reached(details[hit.urn], hit) for hit in hits if hit.urn in details]
+
+
+def _matches(item: Reached, systems: Collection[str], kinds: Collection[str]) -> bool:
+    return (not systems or item.system in systems) and (not kinds or item.kind in kinds)
+
+
+def traverse(
+    store: GraphStore,
+    urn: str,
+    direction: Direction,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    systems: Collection[str] = (),
+    kinds: Collection[str] = (),
+    include_deleted: bool = False,
+) -> list[Reached]:
+    """The assets upstream or downstream of `urn` within `depth` hops, each once, nearest
+    first. `systems`/`kinds` filter the answer, not the search."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    _check_depth(depth, MAX_DEPTH)
+    unknown = set(kinds) - set(KINDS)
+    if unknown:
+        raise LineageGraphError(
+            f"unknown asset kind(s) {sorted(unknown)}; choose from {', '.join(KINDS)}"
+        )
+    start_asset(store, urn, include_deleted=include_deleted)
+    found = _expand(store, "asset", direction, urn, depth, include_deleted)
+    if not systems and not kinds:
+        return found
+    return _select(found, lambda item: _matches(item, systems, kinds))
+
+
+def _select(found: list[Reached], keep: Callable[[Reached], bool]) -> list[Reached]:
+    """The kept items, each `reached_from` rewritten to its nearest kept items (or the start)
+    through the ones left out, so a picture of a filtered answer still connects up."""
+    # `found` is nearest first and every item's reached_from lie one level nearer, so each
+    # item's kept ancestors are known before the item itself.
+    kept_above: dict[str, frozenset[str]] = {}
+    dropped = {item.urn for item in found if not keep(item)}
+    selected = []
+    for item in found:
+        above = frozenset().union(*(kept_above.get(p, frozenset([p])) for p in item.reached_from))
+        if keep(item):
+            kept_above[item.urn] = frozenset([item.urn])
+            links = tuple(u for u in item.linked_from if u not in dropped)
+            selected.append(replace(item, reached_from=tuple(sorted(above)), linked_from=links))
+        else:
+            kept_above[item.urn] = above
+    return selected
+
+
+def downstream(
+    store: GraphStore,
+    urn: str,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    systems: Collection[str] = (),
+    kinds: Collection[str] = (),
+    include_deleted: bool = False,
+) -> list[Reached]:
+    """Everything `urn`'s data flows into, within `depth` hops."""
+    return traverse(
+        store, urn, "downstream", depth=depth, systems=systems, kinds=kinds,
+        include_deleted=include_deleted,
+    )  # fmt: skip
+
+
+def upstream(
+    store: GraphStore,
+    urn: str,
+    *,
+    depth: int = DEFAULT_DEPTH,
+    systems: Collection[str] = (),
+    kinds: Collection[str] = (),
+    include_deleted: bool = False,
+) -> list[Reached]:
+    """Everything that feeds `urn`, within `depth` hops."""
+    return traverse(
+        store, urn, "upstream", depth=depth, systems=systems, kinds=kinds,
+        include_deleted=include_deleted,
+    )  # fmt: skip
+
+
+def impact(
+    store: GraphStore, urn: str, *, depth: int = MAX_DEPTH, include_deleted: bool = False
+) -> Impact:
+    """What a change to `urn` affects: every asset downstream, grouped by (system, kind), and
+    the transformations that read the start or any of those assets."""
+    _check_depth(depth, MAX_DEPTH)
+    start = start_asset(store, urn, include_deleted=include_deleted)
+    assets = _expand(store, "asset", "downstream", urn, depth, include_deleted)
+    groups: dict[tuple[str, str], list[Reached]] = {}
+    for item in sorted(assets, key=lambda a: (a.system or "", a.kind, a.distance, a.urn)):
+        groups.setdefault((item.system or "", item.kind), []).append(item)
+    rows = store.read("lineage_readers", {"urns": [urn, *(a.urn for a in assets)]})
+    readers = [
+        Reader(
+            urn=row["urn"],
+            name=row["name"],
+            system=row["system"],
+            user=row["user"],
+            runs=row["runs"],
+            last_run_at=row["last_run_at"],
+            reads=tuple(sorted(row["reads"])),
+        )
+        for row in rows
+    ]
+    return Impact(start=start, assets=assets, groups=groups, transformations=readers)
+
+
+def paths(
+    store: GraphStore,
+    src: str,
+    dst: str,
+    max_depth: int = 10,
+    limit: int = DEFAULT_PATH_LIMIT,
+    *,
+    include_deleted: bool = False,
+) -> list[LineagePath]:
+    """The FLOWS_TO paths from `src` to `dst` of at most `max_depth` hops, shortest first.
+
+    Enumerating paths from `src` explores every path of up to `max_depth` hops, which can grow
+    exponentially, and is wasted when `dst` is not reachable. So a level-by-level search from
+    `src` (stopping at the level that reaches `dst`) first checks that there is a path at all.
+    """
+    _check_depth(max_depth, MAX_PATH_DEPTH)
+    if limit < 1:
+        raise LineageGraphError(f"limit must be at least 1, got {limit}")
+    start_asset(store, src, include_deleted=include_deleted)
+    start_asset(store, dst, include_deleted=include_deleted)
+    if src == dst:
+        raise LineageGraphError(f"FROM and TO are the same asset ({src!r})")
+    found = _search(store, "asset", "downstream", src, max_depth, include_deleted, until=dst)
+    if not any(hit.urn == dst for hit in found):  # no path: nothing to enumerate
+        return []
+    rows = store.read(
+        "lineage_paths",
+        {"src": src, "dst": dst, "depth": max_depth, "limit": limit,
+         "include_deleted": include_deleted},
+    )  # fmt: skip
+    return [
+        LineagePath(
+            hops=row["hops"],
+            assets=tuple(
+                Reached(a["urn"], a["name"] or a["urn"], a["system"], a["kind"], i)
+                for i, a in enumerate(row["assets"])
+            ),
+            via=tuple(tuple(v or ()) for v in row["vias"]),
+        )
+        for row in rows
+    ]
+
+
+def start_column(store: GraphStore, col_urn: str, *, include_deleted: bool = False) -> Reached:
+    """The column a column-lineage question starts from; its asset's deletion applies to it."""
+    row = _details(store, "column", [col_urn]).get(col_urn)
+    if row is None:
+        raise AssetNotFound(f"no column {col_urn!r} in the graph")
+    column = _reached(row)
+    if column.deleted_at is not None and not include_deleted:
+        raise AssetDeleted(
+            f"the asset of column {col_urn!r} is deleted (deleted_at={column.deleted_at}); "
+            "pass --include-deleted to follow its lineage anyway"
+        )
+    return column
+
+
+def column_lineage(
+    store: GraphStore,
+    col_urn: str,
+    direction: Direction,
+    depth: int = DEFAULT_DEPTH,
+    *,
+    include_deleted: bool = False,
+) -> list[Reached]:
+    """The columns upstream or downstream of a column over FEEDS, each once, nearest first."""
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    _check_depth(depth, MAX_DEPTH)
+    start_column(store, col_urn, include_deleted=include_deleted)
+    return _expand(store, "column", direction, col_urn, depth, include_deleted)

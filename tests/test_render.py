@@ -1,0 +1,306 @@
+"""Pictures and text of lineage answers; the HTML page is opened in a real headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import tempfile
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from lineagegraph import render
+from lineagegraph.lineage import Impact, LineagePath, Reached, Reader
+
+START = Reached("s3://raw/orders", "orders", "s3", "Dataset", 0)
+STAGED = Reached("s3://lake/staging/orders", "orders", "s3", "Dataset", 1, ("spark://job",),
+                 ("s3://raw/orders",))  # fmt: skip
+TABLE = Reached("snowflake://acme/RAW.PUBLIC.ORDERS", "ORDERS", "snowflake", "Table", 2,
+                ("snowflake://acme/query/copy",), ("s3://lake/staging/orders",))  # fmt: skip
+# A name made to break every format that forgets to escape.
+NASTY = Reached('snowflake://acme/DB.S."<b>a&\\"#x;</b>"', '<b>a&\\"#x;</b>', "snowflake",
+                "Table", 3, (), ("snowflake://acme/RAW.PUBLIC.ORDERS",), deleted_at=5)  # fmt: skip
+DOWNSTREAM = [STAGED, TABLE, NASTY]
+
+
+def view() -> render.View:
+    return render.traversal_view(START, DOWNSTREAM, "downstream")
+
+
+# --- views ----------------------------------------------------------------------------------
+
+
+def test_traversal_view_levels_and_edges() -> None:
+    down = view()
+    assert [(n.name, n.level, n.start) for n in down.nodes][:3] == [
+        ("raw/orders", 0, True), ("lake/staging/orders", 1, False),
+        ("RAW.PUBLIC.ORDERS", 2, False),
+    ]  # fmt: skip
+    assert [(e.src, e.dst, e.dashed) for e in down.edges][:2] == [
+        (START.urn, STAGED.urn, False), (STAGED.urn, TABLE.urn, False),
+    ]  # fmt: skip
+    up = render.traversal_view(TABLE, [Reached(STAGED.urn, "orders", "s3", "Dataset", 1,
+                                               (), (TABLE.urn,))], "upstream")  # fmt: skip
+    # Upstream sits left of the start; edges still point the way data flows.
+    assert [n.level for n in up.nodes] == [0, -1]
+    assert [(e.src, e.dst) for e in up.edges] == [(STAGED.urn, TABLE.urn)]
+
+
+def test_links_are_drawn_but_not_in_the_tree() -> None:
+    other = Reached("s3://b/other", "other", "s3", "Dataset", 1, (), (START.urn,))
+    table = Reached(TABLE.urn, "ORDERS", "snowflake", "Table", 1, (), (START.urn,),
+                    linked_from=(other.urn,))  # fmt: skip
+    result = render.traversal_view(START, [other, table], "downstream")
+    link = next(e for e in result.edges if e.link)
+    assert (link.src, link.dst, link.dashed) == (other.urn, TABLE.urn, False)
+    assert render.to_mermaid(result).count("-->") == 3
+    assert "(see above)" not in render.tree(result)
+
+
+def test_indirect_edges_are_dashed() -> None:
+    # TABLE filtered down to connect straight to the start, two levels away.
+    table = Reached(TABLE.urn, "ORDERS", "snowflake", "Table", 2, (), (START.urn,))
+    [edge] = render.traversal_view(START, [table], "downstream").edges
+    assert edge.dashed
+
+
+def test_paths_view_points_every_edge_forward() -> None:
+    a, b, c, d = (Reached(f"s3://b/{n}", n, "s3", "Dataset", 0) for n in "abcd")
+    short = LineagePath(2, (a, c, d), ((), ()))
+    long = LineagePath(3, (a, b, c, d), ((), (), ("job",)))
+    result = render.paths_view([short, long], a, d)
+    level = {n.urn: n.level for n in result.nodes}
+    assert level == {a.urn: 0, b.urn: 1, c.urn: 2, d.urn: 3}
+    assert all(level[e.dst] > level[e.src] for e in result.edges)
+    assert {e.via for e in result.edges if e.dst == d.urn} == {("job",)}
+
+
+def test_impact_view_places_readers_after_what_they_read() -> None:
+    reader = Reader("snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10,
+                    (TABLE.urn, STAGED.urn))  # fmt: skip
+    result = render.impact_view(Impact(START, [STAGED, TABLE], {}, [reader]))
+    node = result.by_urn[reader.urn]
+    assert (node.kind, node.level) == ("Transformation", 3)
+    assert {(e.src, e.dashed) for e in result.edges if e.dst == reader.urn} == {
+        (TABLE.urn, True), (STAGED.urn, True),
+    }  # fmt: skip
+
+
+def test_labels() -> None:
+    assert render.label("snowflake://acme/DB.S.ORDERS", "Table", "ORDERS") == "DB.S.ORDERS"
+    assert render.label("s3://b/raw/orders", "Dataset", "orders") == "b/raw/orders"
+    assert render.label("file:///tmp/x", "Dataset", "x") == "/tmp/x"
+    assert render.label("s3://b/f.csv#id", "Column", "id") == "f.csv.id"
+    assert render.label("snowflake://acme/query/abc", "Transformation", "daily") == "daily"
+
+
+def test_trim_keeps_the_nearest_and_says_so() -> None:
+    many = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i // 10, (), (START.urn,))
+            for i in range(30)]  # fmt: skip
+    trimmed = render.trim(render.traversal_view(START, many, "downstream"), limit=11)
+    assert len(trimmed.nodes) == 11 and trimmed.hidden == 20
+    assert {n.level for n in trimmed.nodes} == {0, 1}
+    assert "20 more left out" in trimmed.note
+    lots = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1, (), (START.urn,))
+            for i in range(render.MAX_PICTURE_NODES + 50)]  # fmt: skip
+    mermaid = render.to_mermaid(render.traversal_view(START, lots, "downstream"))
+    assert "51 more left out" in mermaid.splitlines()[1]
+    assert mermaid.count("-->") == render.MAX_PICTURE_NODES - 1
+
+
+# --- text -----------------------------------------------------------------------------------
+
+
+def test_tree_marks_nodes_reached_twice() -> None:
+    a, b, c = (f"s3://b/{n}" for n in "abc")
+    found = [
+        Reached(a, "a", "s3", "Dataset", 1, (), (START.urn,)),
+        Reached(b, "b", "s3", "Dataset", 1, (), (START.urn,)),
+        Reached(c, "c", "s3", "Dataset", 2, ("job",), (a, b)),
+    ]
+    assert render.tree(render.traversal_view(START, found, "downstream")).splitlines() == [
+        f"{START.urn}  [s3 Dataset]",
+        f"├── {a}  [s3 Dataset]",
+        f"│   └── {c}  [s3 Dataset]  via job",
+        f"└── {b}  [s3 Dataset]",
+        f"    └── {c} (see above)",
+    ]
+
+
+def test_reached_table_and_json() -> None:
+    table = render.reached_table(DOWNSTREAM).splitlines()
+    assert table[0].split() == ["distance", "system", "kind", "urn", "via"]
+    assert "Table (deleted)" in table[4]
+    data = json.loads(render.to_json({"assets": DOWNSTREAM, "groups": {("s3", "Dataset"): []}}))
+    assert data["assets"][0]["via"] == ["spark://job"]
+    assert data["groups"] == {"s3/Dataset": []}
+
+
+# --- pictures -------------------------------------------------------------------------------
+
+
+def test_mermaid_uses_generated_ids_and_escapes_labels() -> None:
+    text = render.to_mermaid(view())
+    assert text.startswith("flowchart LR\n")
+    assert '  n0["raw/orders<br/><small>s3 · Dataset</small>"]' in text
+    assert "  n0 --> n1" in text and "  n1 --> n2" in text
+    nasty = next(line for line in text.splitlines() if line.startswith("  n3["))
+    assert "<b>" not in nasty and '\\"' not in nasty and "#x;" not in nasty
+    assert "&lt;b&gt;a&amp;" in nasty and "&num;x;" in nasty
+    assert "class n3 deleted" in text and "style n0 stroke-width:4px" in text
+
+
+def test_dot_escapes_and_ranks() -> None:
+    text = render.to_dot(view())
+    assert text.startswith("digraph lineage {") and text.rstrip().endswith("}")
+    assert '"<b>a&\\\\\\"#x;</b>' in text  # the backslash and quote escaped for DOT
+    assert "{ rank=same; n1; }  // level 1" in text
+    assert 'style="rounded,filled,dashed"' in text  # the deleted table
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed "
+                    "(Debian package: graphviz)")  # fmt: skip
+def test_graphviz_draws_the_dot_output(tmp_path: Path) -> None:
+    out = subprocess.run(["dot", "-Tsvg"], input=render.to_dot(view()), capture_output=True,
+                         text=True, timeout=60, check=True).stdout  # fmt: skip
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", out)
+    assert "RAW.PUBLIC.ORDERS" in texts and "&lt;b&gt;a&amp;\\&quot;#x;&lt;/b&gt;" in out
+    assert out.count('class="edge"') == 3
+
+
+def test_html_is_self_contained_and_escaped() -> None:
+    page = render.to_html(view())
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # no network
+    assert "<script" not in page
+    assert "<b>a&" not in page  # the nasty name appears only escaped
+    assert "&lt;b&gt;a&amp;" in page
+    assert page.count('class="node"') == 4 and page.count('class="edge"') == 3
+
+
+def test_layout_gives_every_node_its_own_place() -> None:
+    many = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i % 3, (), (START.urn,))
+            for i in range(12)]  # fmt: skip
+    pos = render.layout(render.traversal_view(START, many, "downstream"))
+    assert len(set(pos.values())) == 13
+    assert len({x for x, _ in pos.values()}) == 4  # one column per level
+
+
+# --- in a real browser ----------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="chromium is not installed (Debian package: chromium); CI installs it",
+)
+
+# Injected into a copy of the page: measures what the browser drew and writes it into the DOM.
+MEASURE = """<script>
+const rects = [...document.querySelectorAll('g.node')].map(g => {
+  const box = g.querySelector('rect').getBBox();
+  const texts = [...g.querySelectorAll('text')].map(t => t.getBBox());
+  return {urn: g.dataset.urn, label: g.querySelector('text').textContent,
+          fits: texts.every(t => t.x >= box.x && t.x + t.width <= box.x + box.width + 0.5),
+          x: box.x, y: box.y, w: box.width, h: box.height};
+});
+const pre = document.createElement('pre');
+pre.id = 'measured';
+pre.textContent = JSON.stringify(rects);
+document.body.appendChild(pre);
+</script>"""
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    assert CHROMIUM is not None
+    with tempfile.TemporaryDirectory() as profile:
+        return subprocess.run(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+             "--no-first-run", "--disable-background-networking", "--disable-component-update",
+             "--disable-sync", f"--user-data-dir={profile}", *args],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+
+
+def browser_view() -> render.View:
+    long_name = Reached("snowflake://acme/ANALYTICS.STAGING.ORDERS_ENRICHED_WITH_CUSTOMERS",
+                        "ORDERS_ENRICHED_WITH_CUSTOMERS", "snowflake", "Table", 3, (),
+                        (TABLE.urn,))  # fmt: skip
+    return render.traversal_view(START, [*DOWNSTREAM, long_name], "downstream")
+
+
+@needs_chromium
+def test_chromium_draws_every_label_inside_its_box(tmp_path: Path) -> None:
+    page = tmp_path / "lineage.html"
+    page.write_text(render.to_html(browser_view()).replace("</body>", MEASURE + "</body>"))
+    dom = chromium("--dump-dom", page.as_uri()).stdout
+    measured = json.loads(
+        re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S).group(1)  # type: ignore[union-attr]
+        .replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    )  # fmt: skip
+    labels = {m["label"] for m in measured}
+    assert {"raw/orders", "lake/staging/orders", "RAW.PUBLIC.ORDERS"} <= labels
+    assert any(label.endswith('</b>"') for label in labels)  # shown as text, not markup
+    assert all(m["fits"] for m in measured), [m for m in measured if not m["fits"]]
+    boxes = [(m["x"], m["y"], m["x"] + m["w"], m["y"] + m["h"]) for m in measured]
+    overlaps = [
+        (a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+        if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+    ]  # fmt: skip
+    assert overlaps == []
+
+
+@needs_chromium
+def test_chromium_screenshot_shows_the_coloured_nodes(tmp_path: Path) -> None:
+    page = tmp_path / "lineage.html"
+    page.write_text(render.to_html(browser_view()))
+    shot = tmp_path / "lineage.png"
+    chromium(f"--screenshot={shot}", "--window-size=1300,450", page.as_uri())
+    width, height, pixels = read_png(shot.read_bytes())
+    assert (width, height) == (1300, 450)
+    colours = Counter(pixels)
+    # Node fills: s3 orange and Snowflake blue, each covering whole boxes (230 x 46 px).
+    assert colours[(0xF5, 0x9E, 0x0B)] > 2 * 200 * 40
+    assert colours[(0x29, 0xB5, 0xE8)] > 2 * 200 * 40
+    assert len(colours) > 50  # text and anti-aliasing, not a blank page
+
+
+def read_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
+    """RGB pixels of an 8-bit, non-interlaced RGB or RGBA PNG (what Chromium writes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", b""
+    while pos < len(data):
+        (length,), kind = struct.unpack(">I", data[pos : pos + 4]), data[pos + 4 : pos + 8]
+        body = data[pos + 8 : pos + 8 + length]
+        header = body if kind == b"IHDR" else header
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", header)
+    assert depth == 8 and colour_type in (2, 6) and interlace == 0, header
+    bpp = 3 if colour_type == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    prev = bytearray(stride)
+    pixels: list[tuple[int, int, int]] = []
+    for y in range(height):
+        row = raw[y * (stride + 1) : (y + 1) * (stride + 1)]
+        kind, line = row[0], bytearray(row[1:])
+        for i in range(stride):
+            left = line[i - bpp] if i >= bpp else 0
+            up, corner = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + pred) & 0xFF
+        pixels.extend(zip(line[0::bpp], line[1::bpp], line[2::bpp], strict=True))
+        prev = line
+    return width, height, pixels
