@@ -1,5 +1,7 @@
 // (:File)-[:PART_OF]->(:Dataset). Rows: {file, dataset}.
+// Both ends are found through the :Asset(urn) index (a `:File {urn}` match scans every file
+// on FalkorDB); urns are unique across assets, so the label adds nothing.
 UNWIND $rows AS r
-MATCH (f:File {urn: r.file})
-MATCH (d:Dataset {urn: r.dataset})
+MATCH (f:Asset {urn: r.file})
+MATCH (d:Asset {urn: r.dataset})
 MERGE (f)-[:PART_OF]->(d)

@@ -6,6 +6,7 @@ Each command group lives in its own module; importing it registers its commands.
 from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
     core,  # init, status, query
     lineage,  # path, upstream, downstream, impact, columns
+    reports,  # orphans, cost-report
     snowflake,  # harvest snowflake
     spark,  # harvest spark, harvest openlineage
 )

@@ -1,0 +1,324 @@
+"""The orphan report over 1,000,000 S3 objects in the embedded store, against a per-object baseline.
+
+Builds ten buckets of Hive-partitioned datasets (200 objects each, a _SUCCESS marker per
+partition, mixed storage classes) through the store's batch writer. Spark jobs read some
+datasets within the 90-day window and some before it, COPY INTO loads some into Snowflake, one
+job reads a whole zone (100 datasets) and one a whole bucket (long ago), and a few thousand
+objects are read or loaded on their own. Then it times the orphan report (cold: the first run
+includes FalkorDB compiling the statement; then warm), the cost report, and on one bucket
+(a tenth of the objects) the report against the same question asked once per object
+(benchmarks/orphans_per_file.cypher), measured in this run. Every count is checked against the
+orphans the generator knows it made. Prints figures, ratios and peak memory.
+
+    python benchmarks/bench_orphans.py                   # 1,000,000 objects: a few minutes
+    python benchmarks/bench_orphans.py --files 100000    # a quicker look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
+from pathlib import Path
+from typing import Any, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_ingest import server_peak_rss_mb
+
+from lineagegraph.graph.embedded import STATE_FILE
+from lineagegraph.graph.store import GraphStore, chunks, open_store
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.identity import name_of, s3_dataset_urn_for_key, s3_file_urn
+from lineagegraph.model import Asset, Flow, Item, Transformation
+from lineagegraph.reports.globs import exclusion_globs
+from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
+from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.settings import GraphSettings
+
+AS_OF = 1_719_792_000_000  # 2024-07-01T00:00:00Z
+BUCKETS = 10
+PER_DATASET = 200  # 4 partitions of 49 objects and a _SUCCESS marker
+CLASSES = ["STANDARD"] * 14 + [
+    "STANDARD_IA",
+    "STANDARD_IA",
+    "INTELLIGENT_TIERING",
+    "INTELLIGENT_TIERING",
+    "GLACIER",
+    "DEEP_ARCHIVE",
+]
+GOAL_S = 10.0
+T = TypeVar("T")
+SEEN = AS_OF - 2 * DAY_MS  # when the buckets were listed
+
+
+@dataclass
+class Expected:
+    """The orphans the generator made, per bucket (objects, bytes): the benchmark's oracle."""
+
+    objects: dict[str, int] = field(default_factory=dict)
+    bytes: dict[str, int] = field(default_factory=dict)
+
+    def add(self, bucket: str, size: int) -> None:
+        self.objects[bucket] = self.objects.get(bucket, 0) + 1
+        self.bytes[bucket] = self.bytes.get(bucket, 0) + size
+
+
+@dataclass
+class Lake:
+    """Ten buckets of datasets, their objects and the lineage that reads some of them."""
+
+    files: int
+    expected: Expected = field(default_factory=Expected)
+    single_reads: list[str] = field(default_factory=list)
+    single_flows: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        per_bucket = max(1, self.files // BUCKETS // PER_DATASET)
+        self.datasets = [
+            (f"bench-{b}", f"zone{t % 5}/t{t}") for b in range(BUCKETS) for t in range(per_bucket)
+        ]
+
+    def dataset_assets(self) -> Iterator[Item]:
+        for bucket, prefix in self.datasets:
+            urn = f"s3://{bucket}/{prefix}"
+            yield Asset(urn, "Dataset", "s3", name_of(urn), SEEN, {"bucket": bucket})
+        for bucket, urn in (("bench-0", "s3://bench-0/zone0"), ("bench-9", "s3://bench-9")):
+            yield Asset(urn, "Dataset", "s3", name_of(urn), SEEN, {"bucket": bucket})
+
+    def consumed(self, k: int, bucket: str, prefix: str) -> bool:
+        """Dataset k: 30% read in the window, 10% read before it, 5% loaded into Snowflake in
+        it, 5% first read after --as-of, the rest idle; bench-0's zone0 is read as a whole."""
+        return k % 20 < 6 or k % 20 == 8 or (bucket == "bench-0" and prefix.startswith("zone0/"))
+
+    def objects(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        """(bucket, row of the S3 harvester's s3_merge_files) per object."""
+        n = 0
+        for k, (bucket, prefix) in enumerate(self.datasets):
+            for p in range(4):
+                for i in range(PER_DATASET // 4):
+                    marker = i == PER_DATASET // 4 - 1
+                    name = "_SUCCESS" if marker else f"part-{i:05d}.parquet"
+                    key = f"{prefix}/dt=2024-01-{p + 1:02d}/{name}"
+                    size = 0 if marker else 1024 + (n * 7_919) % 50_000_000
+                    urn = s3_file_urn(bucket, key)
+                    yield (
+                        bucket,
+                        {
+                            "urn": urn,
+                            "dataset": s3_dataset_urn_for_key(bucket, key),
+                            "name": name,
+                            "key": key,
+                            "size": size,
+                            "storage_class": CLASSES[n % len(CLASSES)],
+                            "last_modified": SEEN - (n % 400) * DAY_MS,
+                            "etag": f"{n:x}",
+                            "seen": SEEN,
+                        },
+                    )
+                    n += 1
+                    if marker or self.consumed(k, bucket, prefix):
+                        continue
+                    if n % 487 == 0:
+                        self.single_reads.append(urn)  # read on its own within the window
+                    elif n % 1_999 == 0:
+                        self.single_flows.append(urn)  # loaded on its own within the window
+                    else:
+                        self.expected.add(bucket, size)
+
+    def lineage(self) -> Iterator[Item]:
+        """After objects(): Spark reads, Snowflake loads, a zone reader, an old bucket audit."""
+        table = "snowflake://bench/DB.RAW.T"
+        yield Asset(table, "Table", "snowflake", "T", SEEN)
+        for k, (bucket, prefix) in enumerate(self.datasets):
+            urn, r = f"s3://{bucket}/{prefix}", k % 20
+            if r < 6:
+                job, at = f"spark://etl-{k % 250}/out", AS_OF - (k % 80) * DAY_MS
+            elif r in (6, 7):
+                job, at = f"spark://old-{k % 50}/out", AS_OF - (120 + k % 30) * DAY_MS
+            elif r == 8:
+                yield Flow(urn, table, AS_OF - 10 * DAY_MS, "snowflake://bench/query/copy")
+                continue
+            elif r == 9:
+                job, at = f"spark://later-{k % 10}/out", AS_OF + DAY_MS
+            else:
+                continue
+            yield Transformation(job, "spark", job, f"{job}@{at}", at, reads=(urn,))
+        yield Transformation(
+            "spark://zone/out",
+            "spark",
+            "zone",
+            "z1",
+            AS_OF - 3 * DAY_MS,
+            reads=("s3://bench-0/zone0",),
+        )
+        yield Transformation(
+            "spark://audit/out",
+            "spark",
+            "audit",
+            "a1",
+            AS_OF - 400 * DAY_MS,
+            reads=("s3://bench-9",),
+        )
+        for i, urn in enumerate(self.single_reads):
+            job = f"spark://single-{i % 100}/out"
+            yield Transformation(
+                job, "spark", job, f"s{i}", AS_OF - (i % 60) * DAY_MS, reads=(urn,)
+            )
+        for urn in self.single_flows:
+            yield Flow(urn, table, AS_OF - 5 * DAY_MS)
+
+
+def build(store: GraphStore, lake: Lake) -> int:
+    """Datasets and lineage through GraphWriter; objects with their PART_OF through the S3
+    harvester's own batch statement, so the graph is the one a harvest writes."""
+    writer = GraphWriter(store)
+    writer.add_all(lake.dataset_assets())
+    writer.flush()
+    written = 0
+    for bucket, rows in groupby(lake.objects(), key=itemgetter(0)):
+        for chunk in chunks((row for _, row in rows), store.batch_size):
+            result = store.run("s3_merge_files", {"rows": chunk, "bucket": bucket})
+            written += int(result.rows[0][0])
+    writer.add_all(lake.lineage())
+    writer.flush()
+    return written
+
+
+def server_cpu_s(data_dir: Path) -> float:
+    """CPU seconds the FalkorDB server has used: steadier than wall time on a shared machine."""
+    pid = json.loads((data_dir / STATE_FILE).read_text())["pid"]
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Timer:
+    """Wall seconds and the server's CPU seconds of each measured step."""
+
+    data_dir: Path
+
+    def __call__(self, step: Callable[[], T]) -> tuple[T, float, float]:
+        cpu, wall = server_cpu_s(self.data_dir), time.perf_counter()
+        result = step()
+        return result, time.perf_counter() - wall, server_cpu_s(self.data_dir) - cpu
+
+
+def report(store: GraphStore, kind: Kind, buckets: tuple[str, ...] = ()) -> Report:
+    return run_report(
+        store,
+        ReportOptions(
+            kind=kind,
+            as_of=AS_OF,
+            lookback_days=90,
+            excludes=exclusion_globs(),
+            prices=load_prices(),
+            price_table=default_price_table(),
+            buckets=buckets,
+        ),
+    )
+
+
+def per_object(store: GraphStore, bucket: str) -> tuple[int, int]:
+    text = (Path(__file__).resolve().parent / "orphans_per_file.cypher").read_text()
+    params = {"bucket": bucket, "as_of": AS_OF, "since": AS_OF - 90 * DAY_MS}
+    [row] = store.execute(text, params, write=False).rows
+    return int(row[0]), int(row[1] or 0)
+
+
+def check(what: str, got: tuple[int, int], want: tuple[int, int]) -> None:
+    status = "ok" if got == want else "MISMATCH"
+    print(
+        f"  {what}: {got[0]:,} objects, {got[1]:,} bytes; the generator made {want[0]:,}, "
+        f"{want[1]:,}: {status}"
+    )
+    if got != want:
+        raise SystemExit(f"{what} disagrees with the generator")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--files", type=int, default=1_000_000, help="S3 objects to build")
+    args = parser.parse_args()
+    data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-orphans-"))
+    try:
+        with open_store(GraphSettings(data_dir=data_dir, batch_size=5000)) as store:
+            store.init_schema()
+            timed = Timer(data_dir)
+            lake = Lake(args.files)
+            files, seconds, _ = timed(lambda: build(store, lake))
+            print(
+                f"built {files:,} objects with datasets and lineage in {seconds:.1f} s "
+                f"({files / seconds:,.0f} objects/s)"
+            )
+
+            cold, cold_s, cold_cpu = timed(lambda: report(store, "orphans"))
+            warm, warm_s, warm_cpu = timed(lambda: report(store, "orphans"))
+            if cold.rows != warm.rows:
+                raise SystemExit("two runs of the orphan report disagree")
+            t = warm.totals
+            print(
+                f"orphans report, cold (FalkorDB compiles the statement): {cold_s:.2f} s "
+                f"(server CPU {cold_cpu:.2f} s)"
+            )
+            print(
+                f"orphans report, warm: {warm_s:.2f} s (server CPU {warm_cpu:.2f} s) -> "
+                f"{t['objects']:,} orphaned objects, {t['gib']:,.1f} GiB, "
+                f"{t['monthly_usd']:,.2f} USD/month, {len(warm.rows):,} rows"
+            )
+            expected = lake.expected
+            everything = (sum(expected.objects.values()), sum(expected.bytes.values()))
+            check("orphans", (t["objects"], t["bytes"]), everything)
+            cost, cost_s, cost_cpu = timed(lambda: report(store, "cost"))
+            print(
+                f"cost report (every object): {cost_s:.2f} s (server CPU {cost_cpu:.2f} s) -> "
+                f"{cost.totals['objects']:,} objects, "
+                f"{cost.totals['monthly_usd']:,.2f} USD/month"
+            )
+            check(
+                "cost report's orphans",
+                (cost.totals["orphaned_objects"], cost.totals["orphaned_bytes"]),
+                everything,
+            )
+
+            bucket = "bench-1"
+            report(store, "orphans", (bucket,))  # the per-bucket statement compiled, as above
+            subset, subset_s, subset_cpu = timed(lambda: report(store, "orphans", (bucket,)))
+            per_object(store, bucket)
+            (objects, size), naive_s, naive_cpu = timed(lambda: per_object(store, bucket))
+            want = (expected.objects.get(bucket, 0), expected.bytes.get(bucket, 0))
+            print(
+                f"one bucket ({files // BUCKETS:,} objects): report {subset_s:.2f} s "
+                f"(CPU {subset_cpu:.2f} s), per-object baseline {naive_s:.2f} s "
+                f"(CPU {naive_cpu:.2f} s): {naive_s / subset_s:.1f}x wall, "
+                f"{naive_cpu / max(subset_cpu, 0.01):.1f}x CPU"
+            )
+            check("report on the bucket", (subset.totals["objects"], subset.totals["bytes"]), want)
+            check("per-object baseline", (objects, size), want)
+            print(
+                f"per-object baseline scaled to {files:,} objects: ~{naive_s * BUCKETS:.1f} s "
+                f"vs the report's {warm_s:.2f} s ({naive_s * BUCKETS / warm_s:.1f}x)"
+            )
+            met = "met" if max(cold_s, warm_s) < GOAL_S else "NOT met"
+            print(f"goal: orphan report under {GOAL_S:.0f} s over {files:,} objects: {met}")
+            server = server_peak_rss_mb(data_dir)
+            own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(
+                f"peak RSS: this process {own:,.0f} MiB, FalkorDB server "
+                f"{server or float('nan'):,.0f} MiB"
+            )
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+// S3 storage per bucket, dataset, storage class and status ('orphaned', 'consumed', 'excluded')
+// for the orphan and cost reports (DESIGN.md section 5). Consumption is worked out per dataset
+// (few) through its ancestors' urns, not per object (many); objects consumed on their own (a Spark
+// read of one file path) are found from the edges first and matched within their dataset only.
+// An edge consumes when it was first seen by as_of and last seen at or after since: its observed
+// life overlaps the window (so a later sighting never turns a consumed object into an orphan).
+// A read's time is its last sighting, or its first when the last is after as_of.
+// Params: as_of, since (epoch ms); buckets (list of names, [] = all); include_deleted,
+// with_consumed (true: every object, false: orphaned ones only); exclude (glob matchers from
+// lineagegraph.reports.globs); min_billable, monitor_min (storage class -> bytes).
+
+// 1. Objects consumed on their own, grouped by their dataset.
+OPTIONAL MATCH (a:File)-[e:FLOWS_TO]->()
+WHERE e.first_seen <= $as_of
+WITH collect({urn: a.urn, seen: e.last_seen, first: e.first_seen}) AS flows
+OPTIONAL MATCH (:Transformation)-[e:READS_FROM]->(a:File)
+WHERE e.first_seen <= $as_of
+WITH flows, collect({urn: a.urn, seen: e.last_seen, first: e.first_seen}) AS reads
+UNWIND flows + reads AS edge
+OPTIONAL MATCH (a:Asset {urn: edge.urn})-[:PART_OF]->(ad:Dataset)
+WITH ad.urn AS dataset, a.urn AS urn, max(edge.seen) >= $since AS live,
+     max(CASE WHEN edge.seen <= $as_of THEN edge.seen ELSE edge.first END) AS last
+WITH dataset, collect({urn: urn, live: live, last: last}) AS own
+WITH collect({dataset: dataset, own: own}) AS touched
+
+// 2. Each dataset is consumed through itself or any dataset above it: look its ancestors up.
+MATCH (d:Dataset)
+WHERE d.system = 's3' AND (size($buckets) = 0 OR split(d.urn, '/')[2] IN $buckets)
+WITH d, coalesce(head([t IN touched WHERE t.dataset = d.urn | t.own]), []) AS own,
+     reduce(urns = [], part IN split(d.urn, '/')[2..] |
+            urns + [coalesce(last(urns) + '/', 's3://') + part]) AS ancestors
+UNWIND ancestors AS ancestor
+OPTIONAL MATCH (c:Asset {urn: ancestor})
+OPTIONAL MATCH (c)-[e:FLOWS_TO]->()
+WHERE e.first_seen <= $as_of
+WITH d, own, c, collect(e.last_seen) AS flow_seen,
+     collect(CASE WHEN e.last_seen <= $as_of THEN e.last_seen ELSE e.first_seen END) AS flow_read
+OPTIONAL MATCH (:Transformation)-[e:READS_FROM]->(c)
+WHERE e.first_seen <= $as_of
+WITH d, own, c, flow_seen, flow_read, collect(e.last_seen) AS read_seen,
+     collect(CASE WHEN e.last_seen <= $as_of THEN e.last_seen ELSE e.first_seen END) AS read_read
+WITH d, own, any(t IN flow_seen + read_seen WHERE t >= $since) AS live,
+     reduce(m = null, t IN flow_read + read_read | CASE WHEN m IS NULL OR t > m THEN t ELSE m END)
+       AS last
+WITH d, own, collect(live) AS lives, max(last) AS dataset_last
+WITH d, own, any(x IN lives WHERE x) AS covered, dataset_last
+WHERE $with_consumed OR NOT covered
+
+// 3. The present objects of the datasets left, each with its status and last read.
+MATCH (f)-[:PART_OF]->(d)
+WHERE f.first_seen <= $as_of AND ($include_deleted OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
+WITH d, f, coalesce(f.storage_class, 'STANDARD') AS storage_class,
+     reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)
+                                              THEN x.last ELSE m END) AS last_read,
+     CASE WHEN covered OR any(x IN own WHERE x.urn = f.urn AND x.live) THEN 'consumed'
+     // The exclusion globs: plain string tests for the common shapes, else the block matcher
+     // (see lineagegraph.reports.globs); `needle` keeps both off most keys.
+     WHEN any(g IN $exclude WHERE f.key CONTAINS g.needle AND (
+       coalesce(f.key = g.equals OR f.key STARTS WITH g.starts OR f.key ENDS WITH g.ends
+                OR f.key CONTAINS g.contains, false)
+       OR (g.general AND any(s IN [split(f.key, '/')] WHERE
+         reduce(pos = 0, b IN g.blocks | coalesce(head([i IN
+             // Where the block may start: 'exact' yields [0] only when the key has exactly the
+             // block's segments (a range from a positive bound down to 0 is empty).
+             CASE b.anchor WHEN 'float' THEN range(pos, size(s) - size(b.segments))
+                           WHEN 'end' THEN [size(s) - size(b.segments)]
+                           WHEN 'exact' THEN range(size(s) - size(b.segments), 0)
+                           ELSE [0] END
+           WHERE i >= pos AND i + size(b.segments) <= size(s)
+             // Each segment pattern (its '*'-split pieces) matches the key's segment there.
+             AND all(j IN range(0, size(b.segments) - 1) WHERE
+               (size(b.segments[j]) = 1 AND s[i + j] = b.segments[j][0])
+               // With '*': starts with the first piece, ends with the last, and the middle
+               // pieces follow in order (each at its first place) leaving room for the last.
+               OR (size(b.segments[j]) > 1
+                   AND s[i + j] STARTS WITH b.segments[j][0]
+                   AND s[i + j] ENDS WITH last(b.segments[j])
+                   AND size(reduce(rest = substring(s[i + j], size(b.segments[j][0])),
+                                   piece IN b.segments[j][1..size(b.segments[j]) - 1] |
+                                   CASE WHEN rest CONTAINS piece THEN substring(
+                                       rest, size(split(rest, piece)[0]) + size(piece)) END))
+                       >= size(last(b.segments[j]))))]) + size(b.segments),
+             size(s) + 1))
+         + g.rest <= size(s))))) THEN 'excluded'
+     ELSE 'orphaned' END AS status
+WHERE $with_consumed OR status = 'orphaned'
+WITH d, storage_class, status, count(f) AS objects, sum(f.size) AS bytes,
+     sum(CASE WHEN f.size < $min_billable[storage_class] THEN $min_billable[storage_class]
+              ELSE f.size END) AS billable_bytes,
+     sum(CASE WHEN f.size >= $monitor_min[storage_class] THEN 1 ELSE 0 END) AS monitored_objects,
+     min(f.last_modified) AS oldest_modified, max(f.last_modified) AS newest_modified,
+     max(last_read) AS last_read
+RETURN split(d.urn, '/')[2] AS bucket, d.urn AS dataset, storage_class, status, objects, bytes,
+       billable_bytes, monitored_objects, oldest_modified, newest_modified, last_read
+ORDER BY bucket, dataset, storage_class, status

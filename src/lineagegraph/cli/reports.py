@@ -1,0 +1,151 @@
+"""orphans and cost-report: the S3 storage nobody reads, and what S3 storage costs a month."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from lineagegraph.cli.app import App, cli
+from lineagegraph.cli.lineage import emit
+from lineagegraph.output import FORMATS
+from lineagegraph.pipeline import now_ms
+from lineagegraph.reports.globs import exclusion_globs
+from lineagegraph.reports.orphans import GROUPINGS, Kind, ReportOptions, parse_time, run_report
+from lineagegraph.reports.pricing import default_price_table, load_prices
+
+pass_app = click.make_pass_decorator(App)
+
+
+class TimeParam(click.ParamType):
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_time(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options both reports share."""
+    options = [
+        click.option(
+            "--as-of",
+            type=TimeParam(),
+            metavar="TIME",
+            help="End of the lookback window: 2024-06-30, 2024-06-30T12:00:00Z or epoch ms "
+            "(default: now). The same --as-of gives the same report.",
+        ),
+        click.option(
+            "--lookback-days",
+            type=click.IntRange(min=1),
+            metavar="DAYS",
+            help="Reads and flows this many days before --as-of count as consumption "
+            "(default: [reports] lookback_days, 90).",
+        ),
+        click.option(
+            "--exclude",
+            multiple=True,
+            metavar="GLOB",
+            help="Never call keys matching GLOB orphaned ('*' within a segment, '**' across); "
+            "adds to **/_SUCCESS, **/_temporary/** and [reports] exclude. Repeatable.",
+        ),
+        click.option("--bucket", multiple=True, help="Only this bucket. Repeatable."),
+        click.option(
+            "--include-deleted", is_flag=True, help="Also count objects soft-deleted by --as-of."
+        ),
+        click.option(
+            "--by",
+            type=click.Choice(list(GROUPINGS)),
+            default="dataset-class",
+            show_default=True,
+            help="One row per bucket + dataset + storage class, or coarser.",
+        ),
+        click.option(
+            "--top",
+            type=click.IntRange(min=1),
+            metavar="N",
+            help="How many datasets to rank by cost (default: [reports] top_n, 10).",
+        ),
+        click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(FORMATS),
+            default="table",
+            show_default=True,
+            help="csv holds the rows only; table, markdown and json the whole report.",
+        ),
+        click.option(
+            "-o",
+            "--output",
+            type=click.Path(path_type=Path, dir_okay=False),
+            help="Write the report to this file (whole or not at all).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _report(app: App, kind: Kind, fmt: str, output: Path | None, **flags: Any) -> None:
+    settings = app.settings.reports
+    price_table = settings.price_table or default_price_table()
+    options = ReportOptions(
+        kind=kind,
+        as_of=now_ms() if flags["as_of"] is None else flags["as_of"],
+        lookback_days=flags["lookback_days"] or settings.lookback_days,
+        excludes=exclusion_globs(settings.exclude, flags["exclude"]),
+        prices=load_prices(price_table),
+        price_table=price_table,
+        buckets=flags["bucket"],
+        include_deleted=flags["include_deleted"],
+        by=flags["by"],
+        top_n=flags["top"] or settings.top_n,
+    )
+    with app.store() as store:
+        report = run_report(store, options)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    emit(report.render(fmt), output)
+
+
+@cli.command()
+@report_options
+@pass_app
+def orphans(app: App, fmt: str, output: Path | None, **flags: Any) -> None:
+    """S3 objects nothing consumed within the lookback window, and their monthly cost.
+
+    An object is consumed when, within --lookback-days before --as-of, a FLOWS_TO left it or a
+    dataset containing it, or a transformation READ it or such a dataset. Rows are per bucket,
+    dataset and storage class, most expensive first, followed by the top datasets by cost.
+
+    \b
+    Examples:
+      lineagegraph orphans
+      lineagegraph orphans --as-of 2024-06-30 --lookback-days 180 --exclude 'logs/**'
+      lineagegraph orphans --by bucket --format markdown -o orphans.md
+    """
+    _report(app, "orphans", fmt, output, **flags)
+
+
+@cli.command("cost-report")
+@report_options
+@pass_app
+def cost_report(app: App, fmt: str, output: Path | None, **flags: Any) -> None:
+    """Monthly storage cost of the S3 objects in the graph, and the orphaned share of it.
+
+    Prices come from config/prices.toml (us-east-1 list prices) or [reports] price_table;
+    minimum billable sizes, Glacier's per-object overhead, Intelligent-Tiering's monitoring
+    fee and Standard's volume tiers are applied.
+
+    \b
+    Examples:
+      lineagegraph cost-report --by class
+      lineagegraph cost-report --bucket datalake --format csv -o s3-cost.csv
+    """
+    _report(app, "cost", fmt, output, **flags)

@@ -1,0 +1,197 @@
+"""Monthly S3 storage cost from a TOML price table (DESIGN.md section 5).
+
+The graph aggregates objects per storage class (objects, bytes, bytes billed with the class's
+minimum object size, objects large enough for Intelligent-Tiering's monitoring fee); this module
+turns those sums into dollars. The arithmetic is exact (fractions of the table's decimal
+prices), so tests can state the expected cost to the last digit.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from importlib import resources
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from lineagegraph.errors import ConfigError
+
+GB = 2**30
+"""AWS bills storage per GB-month of 2^30 bytes."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Tier(_Strict):
+    up_to_gb: int | None = Field(None, gt=0, description="Upper bound of the tier; none: the last.")
+    usd_per_gb_month: Decimal = Field(ge=0)
+
+
+class ClassPrice(_Strict):
+    """The price of one storage class; `tiers` or a flat `usd_per_gb_month`."""
+
+    usd_per_gb_month: Decimal | None = Field(None, ge=0)
+    tiers: tuple[Tier, ...] | None = None
+    min_billable_bytes: int = Field(0, ge=0)
+    overhead_bytes: int = Field(0, ge=0)
+    standard_overhead_bytes: int = Field(0, ge=0)
+    monitoring_usd_per_1000_objects: Decimal = Field(Decimal(0), ge=0)
+    monitoring_min_bytes: int = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _one_price(self) -> ClassPrice:
+        if (self.usd_per_gb_month is None) == (self.tiers is None):
+            raise ValueError("give either usd_per_gb_month or tiers")
+        if self.tiers is not None:
+            limits = [tier.up_to_gb for tier in self.tiers[:-1]]
+            if not self.tiers or self.tiers[-1].up_to_gb is not None or None in limits:
+                raise ValueError("every tier but the last needs up_to_gb; the last has none")
+            if any(a >= b for a, b in pairwise(limit or 0 for limit in limits)):
+                raise ValueError("tiers' up_to_gb must increase")
+        return self
+
+    def tier_bounds(self) -> list[tuple[int | None, Fraction]]:
+        """(upper bound in bytes or None, USD per GB-month), in order."""
+        if self.tiers is None:
+            return [(None, Fraction(self.usd_per_gb_month or 0))]
+        return [
+            (None if t.up_to_gb is None else t.up_to_gb * GB, Fraction(t.usd_per_gb_month))
+            for t in self.tiers
+        ]
+
+
+class PriceTable(_Strict):
+    region: str
+    currency: str = "USD"
+    standard_class: str = Field(
+        "STANDARD", description="Prices unknown classes and standard_overhead_bytes."
+    )
+    classes: dict[str, ClassPrice]
+
+    @model_validator(mode="after")
+    def _standard_is_priced(self) -> PriceTable:
+        if self.standard_class not in self.classes:
+            raise ValueError(f"standard_class {self.standard_class!r} has no [classes] entry")
+        return self
+
+    def query_params(self) -> dict[str, dict[str, int]]:
+        """The per-class sizes the graph needs to sum billable bytes and monitored objects."""
+        return {
+            "min_billable": {
+                name: price.min_billable_bytes
+                for name, price in self.classes.items()
+                if price.min_billable_bytes
+            },
+            "monitor_min": {
+                name: price.monitoring_min_bytes
+                for name, price in self.classes.items()
+                if price.monitoring_usd_per_1000_objects
+            },
+        }
+
+
+def default_price_table() -> Path:
+    """config/prices.toml inside an installed wheel, else the source tree's top-level one."""
+    packaged = Path(str(resources.files("lineagegraph"))) / "config" / "prices.toml"
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "config" / "prices.toml"
+
+
+def load_prices(path: Path | None = None) -> PriceTable:
+    """Read a price table (the shipped us-east-1 one by default); errors name file and key."""
+    path = path or default_price_table()
+    try:
+        raw: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"), parse_float=Decimal)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read price table {str(path)!r}: {exc.strerror or exc}; "
+            "check [reports] price_table"
+        ) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"price table {str(path)!r} is not valid TOML: {exc}") from None
+    try:
+        return PriceTable.model_validate(raw)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ConfigError(f"invalid price table {str(path)!r}: {problems}") from None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Aggregated objects of one storage class, as the graph sums them."""
+
+    storage_class: str
+    objects: int
+    bytes: int
+    billable_bytes: int  # each object counted at least at its class's min_billable_bytes
+    monitored_objects: int  # objects of at least the class's monitoring_min_bytes
+
+
+@dataclass(frozen=True)
+class Costing:
+    costs: list[Fraction]  # USD per month, one per usage, in order
+    unpriced: Counter[str] = field(default_factory=Counter)  # unknown class -> objects
+
+
+def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
+    """The monthly cost of each usage row.
+
+    Volume tiers apply to the total of all rows billed at a class's price (for Standard, that
+    includes the Standard-priced overhead of Glacier objects and unknown classes); each row
+    then pays its share of that total's cost, so rows add up to the report's total.
+    """
+    standard = prices.standard_class
+    unpriced: Counter[str] = Counter()
+    pooled: list[list[tuple[str, int]]] = []  # per usage: (priced-as class, bytes)
+    totals: defaultdict[str, int] = defaultdict(int)
+    fees: list[Fraction] = []
+    for usage in usages:
+        name = usage.storage_class
+        if name not in prices.classes:
+            unpriced[name] += usage.objects
+            name = standard
+        price = prices.classes[name]
+        parts = [
+            (name, usage.billable_bytes + usage.objects * price.overhead_bytes),
+            (standard, usage.objects * price.standard_overhead_bytes),
+        ]
+        for pool, size in parts:
+            totals[pool] += size
+        pooled.append(parts)
+        fees.append(
+            usage.monitored_objects * Fraction(price.monitoring_usd_per_1000_objects) / 1000
+        )
+    pool_cost = {pool: tiered_cost(size, prices.classes[pool]) for pool, size in totals.items()}
+    costs = [
+        fee
+        + sum((pool_cost[pool] * size / totals[pool] for pool, size in parts if size), Fraction())
+        for parts, fee in zip(pooled, fees, strict=True)
+    ]
+    return Costing(costs, unpriced)
+
+
+def tiered_cost(size: int, price: ClassPrice) -> Fraction:
+    """USD per month for `size` bytes through the class's volume tiers."""
+    cost = Fraction()
+    lower = 0
+    for upper, usd_per_gb in price.tier_bounds():
+        top = size if upper is None else min(size, upper)
+        if top > lower:
+            cost += (top - lower) * usd_per_gb
+        if upper is None or size <= upper:
+            break
+        lower = upper
+    return cost / GB
