@@ -38,6 +38,9 @@ from lineagegraph.identity import FoldRules
 from lineagegraph.pipeline import harvest_run
 from lineagegraph.settings import GraphSettings
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ingest import server_peak_rss_mb
+
 ACCOUNT = "bench-acct"
 T0 = 1_750_000_000_000
 TABLES = 2_000
@@ -149,18 +152,6 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def server_peak_mb(data_dir: Path) -> float | None:
-    """The embedded FalkorDB server's peak RSS (VmHWM), from the pid in its state file."""
-    try:
-        pid = json.loads((data_dir / "server.json").read_text())["pid"]
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError, KeyError):
-        return None
-    return None
-
-
 def bench_convert_only(count: int) -> float:
     """The harvest path's conversion (shape cache included) without the graph."""
     counts: Counter[str] = Counter()
@@ -192,7 +183,7 @@ def bench_write(
             else:
                 _write_unreduced(count, conv, store, writer)
         elapsed = time.perf_counter() - started
-        return elapsed, run.counts, server_peak_mb(data_dir)
+        return elapsed, run.counts, server_peak_rss_mb(data_dir)
 
 
 def _write_unreduced(count: int, conv: RowConverter, store: Any, writer: GraphWriter) -> None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import random
 import resource
 import statistics
+import sys
 import tempfile
 import time
 import zlib
@@ -35,6 +35,9 @@ from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import dataset_urn, snowflake_urn_from_parts
 from lineagegraph.model import Asset, Flow, Item
 from lineagegraph.settings import GraphSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ingest import server_peak_rss_mb
 
 ACCOUNT = "bench-acct"
 SEEN = 1_717_000_000_000
@@ -191,17 +194,6 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def server_peak_rss_mib(data_dir: Path) -> float | None:
-    try:
-        pid = json.loads((data_dir / "server.json").read_text())["pid"]
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    except (OSError, ValueError, KeyError):
-        return None
-    return None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assets", type=int, default=100_000, help="assets in the graph")
@@ -231,7 +223,7 @@ def main() -> None:
                   f"{len(shape.chains)} chains of {CHAIN_LENGTH}; built in {built:.1f} s "
                   f"({(total + shape.flows) / built:,.0f} items/s)")  # fmt: skip
             report(store, shape, args)
-            server_rss = server_peak_rss_mib(data_dir)
+            server_rss = server_peak_rss_mb(data_dir)
         own_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"peak RSS: benchmark process {own_rss:,.0f} MiB, FalkorDB server "

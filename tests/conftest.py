@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.settings import GraphSettings
 
@@ -24,8 +25,11 @@ def docker_unavailable_reason() -> str | None:
 
 
 @pytest.fixture(scope="session")
-def embedded_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("embedded-store")
+def embedded_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One embedded server for the whole run: a store held open keeps it from restarting."""
+    data_dir = tmp_path_factory.mktemp("embedded-store")
+    with open_store(GraphSettings(data_dir=data_dir, graph_name="keeper")):
+        yield data_dir
 
 
 @pytest.fixture(scope="session")
@@ -60,4 +64,6 @@ def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
     try:
         yield s
     finally:
+        if isinstance(s, FalkorDBStore):
+            s.drop()  # keep the shared server's memory and dump small
         s.close()

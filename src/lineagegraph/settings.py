@@ -398,3 +398,22 @@ def _describe(exc: ValidationError, path: Path | None) -> str:
         msg = err["msg"] if err["type"] != "extra_forbidden" else "unknown setting"
         lines.append(f"invalid setting {dotted} / {env}: {msg}")
     return "; ".join(lines) + where
+
+
+def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings:
+    """Settings with command-line overrides of one section, validated like the file.
+
+    Options left unset (None) keep the configured value; a bad value names its --option.
+    """
+    given = {k: v for k, v in changes.items() if v is not None}
+    if not given:
+        return settings
+    current = getattr(settings, section)
+    try:
+        updated = type(current).model_validate({**current.model_dump(), **given})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(problems) from None
+    return settings.model_copy(update={section: updated})

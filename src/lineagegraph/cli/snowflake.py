@@ -5,16 +5,14 @@ from __future__ import annotations
 import sys
 import time
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TextIO
 
 import click
-from pydantic import ValidationError
 
 from lineagegraph.cli.app import App, harvest
-from lineagegraph.errors import ConfigError
 from lineagegraph.harvest.snowflake.harvester import SnowflakeReport, connect, urn_account
 from lineagegraph.harvest.snowflake.harvester import harvest as harvest_snowflake
-from lineagegraph.settings import Settings, SnowflakeSettings
+from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)
 
@@ -47,21 +45,6 @@ class RowProgress:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
-
-
-def with_snowflake(settings: Settings, **changes: Any) -> Settings:
-    """Settings with command-line overrides of the [snowflake] section, validated like the file."""
-    given = {k: v for k, v in changes.items() if v is not None}
-    if not given:
-        return settings
-    try:
-        section = SnowflakeSettings.model_validate({**settings.snowflake.model_dump(), **given})
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(problems) from None
-    return settings.model_copy(update={"snowflake": section})
 
 
 def when(ms: int | None) -> str:
@@ -116,8 +99,9 @@ def snowflake(
       LINEAGEGRAPH_SNOWFLAKE__ACCOUNT=myorg-prod LINEAGEGRAPH_SNOWFLAKE__USER=LINEAGE \\
         LINEAGEGRAPH_SNOWFLAKE__PASSWORD=... lineagegraph harvest snowflake
     """
-    settings = with_snowflake(
+    settings = with_overrides(
         app.settings,
+        "snowflake",
         lookback_days=lookback_days,
         overlap_hours=overlap_hours,
         fetch_size=fetch_size,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -25,10 +26,13 @@ from redis.retry import Retry
 
 from lineagegraph.errors import StoreError
 
+log = logging.getLogger(__name__)
+
 STATE_FILE = "server.json"
 DB_FILE = "falkordb.rdb"
 LOG_FILE = "falkordb.log"
 START_TIMEOUT_S = 15.0
+LOAD_TIMEOUT_S = 1800.0
 STOP_TIMEOUT_S = 120.0
 
 
@@ -129,18 +133,27 @@ class EmbeddedServer:
         )
         log.close()
         deadline = time.monotonic() + START_TIMEOUT_S
+        loading_noted = False
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise StoreError(
                     f"the embedded FalkorDB server exited at start (code {proc.returncode}); "
                     f"see {self.data_dir / LOG_FILE}"
                 )
-            with contextlib.suppress(redis.RedisError):
+            try:
                 if self._client(port).ping():
                     (self.data_dir / STATE_FILE).write_text(
                         json.dumps({"pid": proc.pid, "port": port})
                     )
                     return port
+            except redis.BusyLoadingError:
+                # A large graph takes a while to load; the server is up, so keep waiting.
+                if not loading_noted:
+                    log.info("loading the embedded store from %s ...", self.data_dir)
+                    loading_noted = True
+                    deadline = time.monotonic() + LOAD_TIMEOUT_S
+            except redis.RedisError:
+                pass
             time.sleep(0.05)
         proc.kill()
         raise StoreError(

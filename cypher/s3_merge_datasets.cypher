@@ -1,0 +1,15 @@
+// Upsert the :Dataset nodes listed objects belong to, each once per batch. Rows: {urn, name,
+// seen}; params: rows, bucket. Like merge_datasets, plus the bucket, and a urn already held by
+// another kind of asset (an object `a` beside objects under `a/`) is left alone: the files under
+// it are then skipped by s3_merge_files instead of failing the batch on the unique constraint.
+UNWIND $rows AS r
+OPTIONAL MATCH (clash:Asset {urn: r.urn})
+WHERE NOT clash:Dataset
+WITH r, clash
+WHERE clash IS NULL
+MERGE (n:Asset:Dataset {urn: r.urn})
+ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen, n.last_seen = r.seen
+SET n.bucket = $bucket,
+    n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at THEN n.deleted_at ELSE null END,
+    n.last_seen = CASE WHEN r.seen > n.last_seen THEN r.seen ELSE n.last_seen END
+RETURN count(n) AS written

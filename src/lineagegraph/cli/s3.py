@@ -1,0 +1,223 @@
+"""`harvest s3` and `harvest s3-inventory`: S3 listings and S3 Inventory reports into the graph."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+import click
+
+from lineagegraph.cli.app import App, harvest
+from lineagegraph.errors import HarvestError
+from lineagegraph.harvest.s3 import S3Report, ScanStats, harvest_s3
+from lineagegraph.harvest.s3_inventory import (
+    harvest_s3_inventory,
+    harvest_s3_inventory_spark,
+    spark_session,
+)
+from lineagegraph.settings import with_overrides
+
+pass_app = click.make_pass_decorator(App)
+
+
+class ProgressLine:
+    """Objects, bytes and rate while a harvest runs: one rewriting line on a terminal (stderr),
+    a plain log line every `log_every` seconds when stderr is a file or a pipe (cron, CI)."""
+
+    def __init__(self, label: str, stream: TextIO | None = None, log_every: float = 10.0) -> None:
+        self.label = label
+        self.stream: TextIO = sys.stderr if stream is None else stream
+        self.tty = self.stream.isatty()
+        self.every = 0.25 if self.tty else log_every
+        self._last: float | None = None
+        self._width = 0
+
+    def __call__(self, stats: ScanStats) -> None:
+        now = time.monotonic()
+        if self._last is not None and now - self._last < self.every:
+            return
+        self._last = now
+        text = (
+            f"{self.label}: {stats.objects:,} objects, {human_bytes(stats.bytes)}, "
+            f"{stats.rate:,.0f} objects/s"
+        )
+        if self.tty:
+            self._width = max(self._width, len(text))
+            self.stream.write("\r" + text.ljust(self._width))
+            self.stream.flush()
+        else:
+            click.echo(text, file=self.stream)
+
+    def done(self) -> None:
+        if self.tty and self._width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@contextmanager
+def progress_line(label: str) -> Iterator[ProgressLine]:
+    """A ProgressLine that ends its terminal line however the harvest ends."""
+    progress = ProgressLine(label)
+    try:
+        yield progress
+    finally:
+        progress.done()
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def summary(report: S3Report) -> str:
+    stats = report.stats
+    marker = "marker" if stats.folder_markers == 1 else "markers"
+    return (
+        f"{report.scope}: {stats.objects:,} objects ({human_bytes(stats.bytes)}), "
+        f"{stats.folder_markers:,} folder {marker}, {report.datasets:,} datasets, "
+        f"{report.soft_deleted:,} soft-deleted, in {stats.elapsed:,.1f} s "
+        f"({stats.rate:,.0f} objects/s); run {report.run_id}: {report.status}"
+    )
+
+
+def warn(report: S3Report) -> None:
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+_ENDPOINT = click.option(
+    "--endpoint-url",
+    metavar="URL",
+    help="S3-compatible endpoint, e.g. http://127.0.0.1:7480 (default: s3.endpoint_url, else AWS).",
+)
+_MASS_DELETE = click.option(
+    "--allow-mass-delete",
+    is_flag=True,
+    help="Soft-delete even when a complete scan misses more than s3.max_delete_share (10 %) of "
+    "its scope.",
+)
+
+
+@harvest.command("s3")
+@click.option(
+    "-b", "--bucket", help="Bucket to list (default: every bucket in the s3.buckets setting)."
+)
+@click.option(
+    "-p", "--prefix", "prefixes", multiple=True, metavar="PREFIX",
+    help="Key prefix to list; repeat for several, listed in parallel "
+    "(default: s3.prefixes, else the whole bucket).",
+)  # fmt: skip
+@_MASS_DELETE
+@_ENDPOINT
+@click.option("--page-size", type=click.IntRange(1, 1000), help="Keys per ListObjectsV2 page.")
+@click.option("--parallelism", type=click.IntRange(1, 64), help="Prefixes listed at the same time.")
+@pass_app
+def s3(
+    app: App,
+    bucket: str | None,
+    prefixes: tuple[str, ...],
+    allow_mass_delete: bool,
+    endpoint_url: str | None,
+    page_size: int | None,
+    parallelism: int | None,
+) -> None:
+    """List S3 objects into the graph: a :File per object, PART_OF its folded :Dataset.
+
+    A complete scan of a bucket or prefix soft-deletes the objects it no longer sees; a failed
+    or interrupted one deletes nothing and exits non-zero with the reason.
+
+    \b
+    Examples:
+      lineagegraph harvest s3 --bucket lake --prefix raw/ --prefix curated/
+      lineagegraph harvest s3 -b lake --endpoint-url http://127.0.0.1:7480
+      lineagegraph harvest s3      # every bucket and prefix of [s3] in the settings (cron)
+    """
+    settings = with_overrides(
+        app.settings, "s3", endpoint_url=endpoint_url, page_size=page_size, parallelism=parallelism
+    )
+    buckets = [bucket] if bucket else settings.s3.buckets
+    if not buckets:
+        raise click.UsageError("give --bucket, or list buckets in the s3.buckets setting")
+    chosen = list(prefixes) if prefixes else settings.s3.prefixes
+    errors: list[str] = []
+    with app.store() as store:
+        for name in buckets:
+            with progress_line(f"s3://{name}") as progress:
+                report = harvest_s3(
+                    store, settings, name, chosen or [""],
+                    allow_mass_delete=allow_mass_delete, progress=progress,
+                )  # fmt: skip
+            click.echo(summary(report))
+            warn(report)
+            errors += report.errors
+    if errors:
+        raise HarvestError("; ".join(errors))
+
+
+@harvest.command("s3-inventory")
+@click.option(
+    "-m", "--manifest", required=True, metavar="S3_URL",
+    help="The report's manifest.json, e.g. s3://inventories/lake/daily/2024-06-01T01-00Z/"
+    "manifest.json.",
+)  # fmt: skip
+@click.option(
+    "-p", "--prefix", default="", metavar="PREFIX",
+    help="The inventory configuration's prefix filter: the scope the report covers "
+    "(default: the whole bucket).",
+)  # fmt: skip
+@_MASS_DELETE
+@_ENDPOINT
+@click.option(
+    "--spark", "spark_master", metavar="MASTER",
+    help="Aggregate with Spark (e.g. local[4], yarn): writes dataset rollups only, no :File "
+    "nodes. For reports too big for one machine.",
+)  # fmt: skip
+@pass_app
+def s3_inventory(
+    app: App,
+    manifest: str,
+    prefix: str,
+    allow_mass_delete: bool,
+    endpoint_url: str | None,
+    spark_master: str | None,
+) -> None:
+    """Read an S3 Inventory report (CSV or Parquet) into the graph, for buckets too big to list.
+
+    The manifest is checked against manifest.checksum and each data file against its MD5
+    before anything from it is written. A complete report soft-deletes, as of its creation
+    time, the objects it no longer holds.
+
+    \b
+    Examples:
+      lineagegraph harvest s3-inventory \\
+          --manifest s3://inventories/lake/daily/2024-06-01T01-00Z/manifest.json
+      lineagegraph harvest s3-inventory -m s3://inv/lake/d/2024-06-01T01-00Z/manifest.json \\
+          --spark 'local[4]'
+    """
+    if spark_master and allow_mass_delete:
+        raise click.UsageError("--allow-mass-delete has no effect with --spark: it deletes nothing")
+    settings = with_overrides(app.settings, "s3", endpoint_url=endpoint_url)
+    with app.store() as store:
+        if spark_master:
+            spark = spark_session(spark_master)
+            try:
+                report = harvest_s3_inventory_spark(store, settings, manifest, spark, prefix)
+            finally:
+                spark.stop()
+        else:
+            with progress_line(manifest) as progress:
+                report = harvest_s3_inventory(
+                    store, settings, manifest, prefix,
+                    allow_mass_delete=allow_mass_delete, progress=progress,
+                )  # fmt: skip
+    click.echo(summary(report))
+    warn(report)
+    if report.errors:
+        raise HarvestError("; ".join(report.errors))

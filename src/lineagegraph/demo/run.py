@@ -1,0 +1,330 @@
+"""Build the demo platform with the real client libraries over real protocols, then harvest it.
+
+S3 is moto's server on loopback (boto3 over HTTP); Spark is a local session with the lineage
+listener installed; Snowflake is fakesnow's server reached by the real connector. The Hadoop S3A
+connector is not installable here, so Spark reads and writes a local mirror of the buckets and
+the `identity.path_aliases` setting maps the mirror back to `s3://` (as it would for a bucket
+mounted with mountpoint-s3 or s3fs): the graph names the data by its S3 urns either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lineagegraph.demo import platform as p
+from lineagegraph.demo.account_usage import AccountUsage, Query, accessed, ddl, modified, stage
+from lineagegraph.errors import LineageGraphError
+from lineagegraph.graph.store import GraphStore, open_store
+from lineagegraph.identity import s3_file_urn, snowflake_urn
+from lineagegraph.lineage import Impact, LineagePath, impact, paths
+from lineagegraph.pipeline import now_ms
+from lineagegraph.reports.globs import exclusion_globs
+from lineagegraph.reports.orphans import Report, ReportOptions, run_report
+from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.settings import Settings
+
+HOUR_MS = 3_600_000
+Echo = Callable[[str], None]
+
+
+@dataclass
+class DemoResult:
+    """What the demo built and found, for printing and for its end-to-end test."""
+
+    settings: Settings
+    raw_object: str
+    raw_dataset: str
+    dashboard: str
+    staging: str
+    path: LineagePath | None
+    impact: Impact
+    orphans: Report
+    seconds: float
+
+
+def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
+    """Seed S3, run Spark, fill Snowflake's ACCESS_HISTORY, harvest all three into the graph."""
+    missing = [m for m in ("moto", "fakesnow", "pyspark") if not _importable(m)]
+    if missing:
+        raise LineageGraphError(
+            f"the demo needs {', '.join(missing)}: pip install 'lineagegraph[demo]'"
+        )
+    started = time.monotonic()
+    workdir = workdir.resolve()
+    mirror = workdir / "s3-mirror"
+    with _s3_server() as endpoint, _snowflake_server() as snow:
+        settings = demo_settings(workdir, mirror, endpoint, snow)
+        with open_store(settings.graph) as store:
+            store.init_schema()
+            echo(f"[1/5] S3 at {endpoint}: seeding s3://{p.RAW_BUCKET}: raw events, old data")
+            client = _s3_client(settings)
+            _seed_s3(client)
+            echo("[2/5] Spark: reading the raw events, writing curated Parquet (listener on)")
+            _run_spark(settings, client, mirror)
+            echo("[3/5] Snowflake: COPY INTO the staging table, a mart, a dashboard view")
+            _seed_snowflake(snow)
+            _harvest_snowflake(store, settings, snow)
+            echo("[4/5] Harvesting both S3 buckets")
+            _harvest_s3(store, settings)
+            echo("[5/5] Asking the graph")
+            result = _ask(store, settings)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def demo_settings(workdir: Path, mirror: Path, endpoint: str, snow: dict[str, Any]) -> Settings:
+    aliases = {f"file://{mirror}/{b}": f"s3://{b}" for b in (p.RAW_BUCKET, p.CURATED_BUCKET)}
+    return Settings.model_validate({
+        "graph": {"data_dir": str(workdir / "graph")},
+        "identity": {"snowflake_account": p.ACCOUNT, "path_aliases": aliases},
+        "s3": {"endpoint_url": endpoint, "region": "us-east-1", "access_key_id": "demo",
+               "secret_access_key": "demo", "addressing_style": "path"},
+        "snowflake": {"account": snow["account"], "user": snow["user"],
+                      "password": snow["password"], "host": snow["host"], "port": snow["port"],
+                      "protocol": snow["protocol"], "warehouse": "DEMO_WH", "role": "LINEAGE",
+                      "database": "SNOWFLAKE", "login_timeout": 20},
+        "spark": {"spool_dir": str(workdir / "spark-spool"), "app_name": "daily-events"},
+    })  # fmt: skip
+
+
+# --- S3 -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _s3_server() -> Iterator[str]:
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto logs every request
+    port = _free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+def _s3_client(settings: Settings) -> Any:
+    from lineagegraph.harvest.s3 import make_client
+
+    return make_client(settings.s3)
+
+
+def _seed_s3(client: Any) -> None:
+    for bucket in (p.RAW_BUCKET, p.CURATED_BUCKET):
+        client.create_bucket(Bucket=bucket)
+    for obj in p.seed_objects():
+        if obj.read_by_spark:
+            day, part = _day_part(obj.key)
+            body = p.event_lines(day, part)
+        else:
+            body = bytes(obj.size)
+        client.put_object(Bucket=obj.bucket, Key=obj.key, Body=body, StorageClass=obj.storage_class)
+    for bucket, key in p.FOLDER_MARKERS:
+        client.put_object(Bucket=bucket, Key=key, Body=b"")
+
+
+def _day_part(key: str) -> tuple[str, int]:
+    for day in p.DAYS:
+        for part in range(p.PARTS_PER_DAY):
+            if p.event_key(day, part) == key:
+                return day, part
+    raise ValueError(key)
+
+
+def _harvest_s3(store: GraphStore, settings: Settings) -> None:
+    from lineagegraph.harvest.s3 import harvest_s3
+
+    for bucket in (p.RAW_BUCKET, p.CURATED_BUCKET):
+        harvest_s3(store, settings, bucket)
+
+
+# --- Spark --------------------------------------------------------------------------------
+
+
+def _run_spark(settings: Settings, client: Any, mirror: Path) -> None:
+    """Sync the raw events down, run the job with the listener, sync the output up."""
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+
+    from lineagegraph.spark import install
+
+    for obj in p.seed_objects():
+        if obj.read_by_spark:
+            target = mirror / obj.bucket / obj.key
+            target.parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(obj.bucket, obj.key, str(target))
+    log4j = mirror.parent / "log4j2.properties"  # Spark's own logs: errors only
+    log4j.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+                     "appender.console.type = Console\nappender.console.name = console\n"
+                     "appender.console.target = SYSTEM_ERR\n"
+                     "appender.console.layout.type = PatternLayout\n")  # fmt: skip
+    spark = (
+        SparkSession.builder.master("local[1]")
+        .appName("daily-events")
+        .config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        lineage = install(spark, settings=settings)
+        events = spark.read.json(str(mirror / p.RAW_BUCKET / "events"))
+        daily = events.groupBy("dt", "user_id").agg(
+            F.count("*").alias("events"), F.round(F.sum("amount"), 2).alias("revenue")
+        )
+        out = mirror / p.CURATED_BUCKET / p.CURATED_PREFIX
+        daily.write.mode("overwrite").partitionBy("dt").parquet(str(out))
+        lineage.stop()
+    finally:
+        spark.stop()
+    for path in sorted((mirror / p.CURATED_BUCKET).rglob("*")):
+        if path.is_file() and not path.name.startswith("."):  # Spark's local .crc files
+            key = path.relative_to(mirror / p.CURATED_BUCKET).as_posix()
+            client.upload_file(str(path), p.CURATED_BUCKET, key)
+
+
+# --- Snowflake ----------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _snowflake_server() -> Iterator[dict[str, Any]]:
+    import fakesnow
+
+    # The stand-in logs every request at INFO (its server sets uvicorn's levels when it starts,
+    # so quiet them after that too); sqlglot warns about SHOW commands it passes through, and
+    # fakesnow cannot SHOW EXTERNAL TABLES (the harvester warns, rightly, but not for a demo).
+    noisy = ("uvicorn", "uvicorn.access", "uvicorn.error", "fakesnow", "fakesnow.server",
+             "sqlglot", "lineagegraph.harvest.snowflake")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        _quiet(noisy)
+        with fakesnow.server() as kwargs:
+            _quiet(noisy)
+            yield kwargs
+
+
+def _quiet(names: tuple[str, ...]) -> None:
+    for name in names:
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _seed_snowflake(snow: dict[str, Any]) -> None:
+    import snowflake.connector
+
+    conn = snowflake.connector.connect(**snow)
+    try:
+        usage = AccountUsage(conn)
+        usage.reset()
+        db, schema, name = p.STAGE.split(".")
+        usage.create_stage(db, schema, name, p.STAGE_URL)
+        usage.add(*snowflake_queries(now_ms()))
+        usage.add_dependency(p.DASHBOARD_VIEW, "VIEW", p.MART_TABLE, "TABLE")
+    finally:
+        conn.close()
+
+
+def snowflake_queries(now: int) -> list[Query]:
+    """COPY the curated Parquet into staging, build the mart, create and read the view."""
+    staging_cols = ("DT", "USER_ID", "EVENTS", "REVENUE")
+    return [
+        Query(
+            "01demo-copy", now - 5 * HOUR_MS,
+            direct=[stage(p.STAGE)],
+            modified=[modified(p.STAGING_TABLE, {c: [] for c in staging_cols})],
+            text=f"COPY INTO {p.STAGING_TABLE} FROM @{p.STAGE}/{p.CURATED_PREFIX}/ "
+                 "FILE_FORMAT = (TYPE = PARQUET) MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE",
+            query_type="COPY", parameterized_hash="demo-copy-hash",
+        ),
+        Query(
+            "01demo-mart", now - 4 * HOUR_MS,
+            direct=[accessed(p.STAGING_TABLE, "DT", "USER_ID", "REVENUE")],
+            modified=[modified(p.MART_TABLE, {
+                "DT": [(p.STAGING_TABLE, "DT")],
+                "ACTIVE_USERS": [(p.STAGING_TABLE, "USER_ID")],
+                "REVENUE": [(p.STAGING_TABLE, "REVENUE")],
+            })],
+            text=f"INSERT INTO {p.MART_TABLE} SELECT dt, COUNT(DISTINCT user_id), SUM(revenue) "
+                 f"FROM {p.STAGING_TABLE} GROUP BY dt",
+            query_type="INSERT", parameterized_hash="demo-mart-hash", database="ANALYTICS",
+            schema="MARTS",
+        ),
+        Query(
+            "01demo-view", now - 3 * HOUR_MS,
+            ddl=ddl(p.DASHBOARD_VIEW, "CREATE", domain="View"),
+            text=f"CREATE OR REPLACE VIEW {p.DASHBOARD_VIEW} AS SELECT dt, active_users, "
+                 f"revenue / NULLIF(active_users, 0) AS revenue_per_user FROM {p.MART_TABLE}",
+            query_type="CREATE_VIEW", database="ANALYTICS", schema="DASH",
+        ),
+        Query(
+            "01demo-read", now - 2 * HOUR_MS,
+            direct=[accessed(p.DASHBOARD_VIEW, "DT", "ACTIVE_USERS", domain="View")],
+            base=[accessed(p.MART_TABLE, "DT", "ACTIVE_USERS")],
+            text=f"SELECT dt, active_users FROM {p.DASHBOARD_VIEW} ORDER BY dt",
+            query_type="SELECT", parameterized_hash="demo-dashboard-hash", user="BI_TOOL",
+            database="ANALYTICS", schema="DASH",
+        ),
+    ]  # fmt: skip
+
+
+def _harvest_snowflake(store: GraphStore, settings: Settings, snow: dict[str, Any]) -> None:
+    from lineagegraph.harvest.snowflake.harvester import connect, harvest
+
+    connection = connect(settings.snowflake)
+    try:
+        harvest(store, settings, connection)
+    finally:
+        connection.close()
+
+
+# --- questions ----------------------------------------------------------------------------
+
+
+def _ask(store: GraphStore, settings: Settings) -> DemoResult:
+    raw_object = s3_file_urn(p.RAW_BUCKET, p.event_key(p.DAYS[0], 0))
+    raw_dataset = store.read("demo_dataset_of_file", {"urn": raw_object})[0]["dataset"]
+    dashboard = snowflake_urn(p.ACCOUNT, p.DASHBOARD_VIEW, from_metadata=True)
+    staging = snowflake_urn(p.ACCOUNT, p.STAGING_TABLE, from_metadata=True)
+    found = paths(store, raw_dataset, dashboard, max_depth=10, limit=1)
+    options = ReportOptions(
+        kind="orphans",
+        as_of=now_ms(),
+        lookback_days=settings.reports.lookback_days,
+        excludes=exclusion_globs(settings.reports.exclude),
+        prices=load_prices(),
+        price_table=default_price_table(),
+    )
+    return DemoResult(
+        settings=settings,
+        raw_object=raw_object,
+        raw_dataset=raw_dataset,
+        dashboard=dashboard,
+        staging=staging,
+        path=found[0] if found else None,
+        impact=impact(store, staging),
+        orphans=run_report(store, options),
+        seconds=0.0,
+    )
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])

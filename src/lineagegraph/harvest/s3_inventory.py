@@ -1,0 +1,543 @@
+"""S3 Inventory harvester, for buckets too big to list: read a report's manifest and data files.
+
+Trust comes first: the manifest must match its ``manifest.checksum``, every data file must exist
+with the size the manifest states (checked before anything is written), and each data file is
+downloaded to a temporary file and checked against its MD5 before any of its rows is written.
+So a corrupt or mismatched report writes nothing wrong; a data file failing mid-way leaves a
+'partial' run that deletes nothing.
+
+An inventory is a snapshot taken at its ``creationTimestamp``: that time is the sighting time of
+its objects and the start of its scan, so a listing newer than the report is never undone.
+
+Keys are URL-encoded in CSV reports only (AWS: "When you use the CSV file format, the key name
+is URL-encoded"); Parquet keys are used as stored.
+
+For reports too big for one machine, ``inventory_rollups_with_spark`` reads the data files in
+Spark tasks (each with its own boto3 client, so no Hadoop S3 connector is needed) and returns
+per-dataset rollups only; ``harvest_s3_inventory_spark`` writes those to the :Dataset nodes.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import json
+import os
+import re
+import sys
+import tempfile
+import zlib
+from collections import Counter
+from collections.abc import Generator, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from botocore.client import BaseClient
+from botocore.exceptions import BotoCoreError, ClientError
+
+from lineagegraph.errors import HarvestError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.identity import (
+    FoldRules,
+    IdentityError,
+    decode_inventory_key,
+    is_folder_marker,
+    name_of,
+    s3_dataset_urn_for_key,
+)
+from lineagegraph.pipeline import harvest_run
+from lineagegraph.settings import S3Settings, Settings
+
+from .s3 import (
+    STANDARD,
+    SYSTEM,
+    Page,
+    Progress,
+    S3Object,
+    S3Report,
+    ScanStats,
+    Scope,
+    Task,
+    describe_error,
+    endpoint_of,
+    finished,
+    make_client,
+    scan_and_settle,
+    write_rollups,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+FORMATS = ("CSV", "Parquet")
+REQUIRED_FIELDS = ("bucket", "key", "size")
+_CHUNK = 1 << 20
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+@dataclass(frozen=True, slots=True)
+class DataFile:
+    key: str
+    size: int
+    md5: str
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """A verified inventory manifest. `columns` (CSV only) are snake_case, in file order."""
+
+    url: str
+    source_bucket: str
+    destination_bucket: str
+    created: int
+    file_format: str
+    columns: tuple[str, ...]
+    files: tuple[DataFile, ...]
+
+    def file_url(self, data_file: DataFile) -> str:
+        return f"s3://{self.destination_bucket}/{data_file.key}"
+
+
+def split_s3_url(url: str) -> tuple[str, str]:
+    """(bucket, key) of an ``s3://bucket/key`` URL."""
+    if not url.startswith("s3://"):
+        raise HarvestError(f"--manifest must be an s3:// URL of a manifest.json (got {url!r})")
+    bucket, _, key = url[len("s3://") :].partition("/")
+    if not bucket or not key:
+        raise HarvestError(f"--manifest needs a bucket and a key: {url!r}")
+    return bucket, key
+
+
+def snake_case(field_name: str) -> str:
+    """CSV fileSchema names as Parquet spells them: LastModifiedDate -> last_modified_date."""
+    return _CAMEL.sub("_", field_name.strip()).lower()
+
+
+# --- the manifest --------------------------------------------------------------------------
+
+
+def read_manifest(client: BaseClient, url: str) -> Manifest:
+    """Fetch, verify against manifest.checksum, and validate an inventory manifest."""
+    bucket, key = split_s3_url(url)
+    if not key.endswith(".json"):
+        raise HarvestError(f"--manifest must name the report's manifest.json (got {url!r})")
+    endpoint = endpoint_of(client)
+    body = _get(client, bucket, key, endpoint)
+    checksum_key = key.removesuffix(".json") + ".checksum"
+    expected = _get(client, bucket, checksum_key, endpoint).decode("ascii", "replace").strip()
+    actual = hashlib.md5(body, usedforsecurity=False).hexdigest()
+    if actual.lower() != expected.lower():
+        raise HarvestError(
+            f"manifest {url} does not match s3://{bucket}/{checksum_key} (MD5 {actual}, expected "
+            f"{expected[:64]}): the report is corrupt or still being written; nothing was read"
+        )
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise HarvestError(f"manifest {url} is not valid JSON: {exc}") from None
+    return _validate(url, data)
+
+
+def _get(client: BaseClient, bucket: str, key: str, endpoint: str) -> bytes:
+    try:
+        return client.get_object(Bucket=bucket, Key=key)["Body"].read()  # type: ignore[no-any-return]
+    except (ClientError, BotoCoreError) as exc:
+        raise HarvestError(
+            describe_error(exc, f"reading s3://{bucket}/{key}", bucket, key, endpoint)
+        ) from None
+
+
+def _validate(url: str, data: Any) -> Manifest:
+    if not isinstance(data, dict):
+        raise HarvestError(f"manifest {url} is not a JSON object")
+    missing = [k for k in ("sourceBucket", "destinationBucket", "fileFormat", "files",
+                           "creationTimestamp") if k not in data]  # fmt: skip
+    if missing:
+        raise HarvestError(
+            f"manifest {url} lacks {', '.join(missing)}: not an S3 Inventory manifest"
+        )
+    file_format = next((f for f in FORMATS if f.lower() == str(data["fileFormat"]).lower()), None)
+    if file_format is None:
+        raise HarvestError(
+            f"manifest {url} has fileFormat {data['fileFormat']!r}; lineagegraph reads CSV and "
+            "Parquet inventories: configure the report in one of those"
+        )
+    columns: tuple[str, ...] = ()
+    if file_format == "CSV":
+        columns = tuple(snake_case(c) for c in str(data.get("fileSchema", "")).split(","))
+        lacking = [c for c in REQUIRED_FIELDS if c not in columns]
+        if lacking:
+            raise HarvestError(
+                f"manifest {url} fileSchema lacks {', '.join(lacking)}: Bucket, Key and Size "
+                "are needed (Size is an optional field of the inventory configuration)"
+            )
+    try:
+        created = int(data["creationTimestamp"])
+        files = tuple(
+            DataFile(str(f["key"]), int(f["size"]), str(f["MD5checksum"])) for f in data["files"]
+        )
+    except (TypeError, ValueError, KeyError) as exc:
+        raise HarvestError(
+            f"manifest {url} has a malformed creationTimestamp or files entry ({exc!r}); each "
+            "file needs key, size and MD5checksum"
+        ) from None
+    destination = str(data["destinationBucket"]).removeprefix("arn:aws:s3:::")
+    return Manifest(url, str(data["sourceBucket"]), destination, created, file_format, columns,
+                    files)  # fmt: skip
+
+
+def check_data_files(client: BaseClient, manifest: Manifest, parallelism: int) -> None:
+    """Every data file exists with the size the manifest states, before anything is written."""
+    endpoint = endpoint_of(client)
+
+    def head(data_file: DataFile) -> str | None:
+        where = manifest.file_url(data_file)
+        try:
+            size = client.head_object(Bucket=manifest.destination_bucket, Key=data_file.key)[
+                "ContentLength"
+            ]
+        except (ClientError, BotoCoreError) as exc:
+            return describe_error(
+                exc, f"checking {where}", manifest.destination_bucket, data_file.key, endpoint
+            )
+        if size != data_file.size:
+            return (
+                f"inventory data file {where} is {size:,} bytes, manifest {manifest.url} says "
+                f"{data_file.size:,}: the report is incomplete or was overwritten"
+            )
+        return None
+
+    with ThreadPoolExecutor(max_workers=parallelism) as pool:
+        problems = [p for p in pool.map(head, manifest.files) if p]
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise HarvestError(problems[0] + more + "; nothing was written")
+
+
+# --- data files ----------------------------------------------------------------------------
+
+
+def data_file_pages(
+    client: BaseClient, manifest: Manifest, data_file: DataFile, prefix: str, page_size: int
+) -> Generator[Page, None, None]:
+    """The objects of one verified data file in pages, seen at the report's creation time.
+
+    Old versions, delete markers and keys outside `prefix` are skipped and counted.
+    """
+    with tempfile.TemporaryDirectory(prefix="lineagegraph-inventory-") as tmp:
+        path = Path(tmp) / "data"
+        download_verified(client, manifest, data_file, path)
+        objects: list[S3Object] = []
+        skipped: Counter[str] = Counter()
+        for item in _objects(path, manifest, data_file, prefix, page_size):
+            if isinstance(item, str):
+                skipped[item] += 1
+                continue
+            objects.append(item)
+            if len(objects) >= page_size:
+                yield Page(objects, manifest.created, dict(skipped))
+                objects, skipped = [], Counter()
+        if objects or skipped:
+            yield Page(objects, manifest.created, dict(skipped))
+
+
+def download_verified(
+    client: BaseClient, manifest: Manifest, data_file: DataFile, path: Path
+) -> None:
+    """Stream a data file to `path`, checking its size and MD5 against the manifest."""
+    digest = hashlib.md5(usedforsecurity=False)
+    size = 0
+    body = client.get_object(Bucket=manifest.destination_bucket, Key=data_file.key)["Body"]
+    with path.open("wb") as out:
+        for chunk in body.iter_chunks(_CHUNK):
+            digest.update(chunk)
+            size += len(chunk)
+            out.write(chunk)
+    where = manifest.file_url(data_file)
+    if digest.hexdigest().lower() != data_file.md5.lower() or size != data_file.size:
+        raise HarvestError(
+            f"inventory data file {where} ({size:,} bytes, MD5 {digest.hexdigest()}) does not "
+            f"match manifest {manifest.url} ({data_file.size:,} bytes, MD5 {data_file.md5}): "
+            "corrupt or from another report; nothing from it was written"
+        )
+
+
+def _objects(
+    path: Path, manifest: Manifest, data_file: DataFile, prefix: str, page_size: int
+) -> Iterator[S3Object | str]:
+    """Each current object, or for a row skipped on purpose the counter naming why."""
+    where = manifest.file_url(data_file)
+    rows = (
+        _csv_rows(path, manifest.columns, where)
+        if manifest.file_format == "CSV"
+        else _parquet_rows(path, where, page_size)
+    )
+    for number, row in rows:
+        try:
+            if row.get("is_latest") is False:
+                yield "skipped_old_versions"
+                continue
+            if row.get("is_delete_marker") is True:
+                yield "skipped_delete_markers"
+                continue
+            if row["bucket"] != manifest.source_bucket:
+                raise HarvestError(
+                    f"lists bucket {row['bucket']!r}, but manifest {manifest.url} is for "
+                    f"{manifest.source_bucket!r}"
+                )
+            key = row["key"]
+            if not key.startswith(prefix):
+                yield "skipped_outside_prefix"
+                continue
+            etag = row.get("e_tag")
+            yield S3Object(
+                key=key,
+                size=int(row["size"]),
+                last_modified=row.get("last_modified_date"),
+                etag=etag.strip('"') if etag else None,
+                storage_class=row.get("storage_class") or STANDARD,
+            )
+        except (HarvestError, IdentityError, ValueError, TypeError) as exc:
+            raise HarvestError(f"inventory data file {where}, row {number}: {exc}") from None
+
+
+def _csv_rows(
+    path: Path, columns: tuple[str, ...], where: str
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    number = 0
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", newline="") as text:
+            for number, fields in enumerate(csv.reader(text), 1):
+                if len(fields) != len(columns):
+                    raise HarvestError(
+                        f"inventory data file {where}, row {number}: {len(fields)} fields, the "
+                        f"manifest's fileSchema has {len(columns)}"
+                    )
+                raw = dict(zip(columns, fields, strict=True))
+                yield (
+                    number,
+                    {
+                        "bucket": raw["bucket"],
+                        "key": decode_inventory_key(raw["key"]),
+                        "size": raw["size"] or None,
+                        "last_modified_date": _iso_ms(raw.get("last_modified_date")),
+                        "e_tag": raw.get("e_tag") or None,
+                        "storage_class": raw.get("storage_class") or None,
+                        "is_latest": _flag(raw.get("is_latest")),
+                        "is_delete_marker": _flag(raw.get("is_delete_marker")),
+                    },
+                )
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:
+        raise HarvestError(
+            f"inventory data file {where} is not a gzip CSV (after row {number}): {exc}"
+        ) from None
+    except IdentityError as exc:
+        raise HarvestError(f"inventory data file {where}, row {number}: {exc}") from None
+
+
+def _flag(value: str | None) -> bool | None:
+    return None if not value else value.strip().lower() == "true"
+
+
+def _iso_ms(value: str | None) -> int | None:
+    if not value:
+        return None
+    return int(datetime.fromisoformat(value).timestamp() * 1000)
+
+
+def _parquet_rows(path: Path, where: str, batch_size: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow ships with the dev and spark extras
+        raise HarvestError(
+            f"reading the Parquet inventory {where} needs pyarrow: pip install pyarrow"
+        ) from None
+    wanted = ("bucket", "key", "size", "last_modified_date", "e_tag", "storage_class",
+              "is_latest", "is_delete_marker")  # fmt: skip
+    number = 0
+    try:
+        parquet = pq.ParquetFile(path)
+        names = set(parquet.schema_arrow.names)
+        lacking = [c for c in REQUIRED_FIELDS if c not in names]
+        if lacking:
+            raise HarvestError(f"inventory data file {where} has no {', '.join(lacking)} column")
+        for batch in parquet.iter_batches(
+            batch_size=batch_size, columns=[c for c in wanted if c in names]
+        ):
+            columns = {}
+            for name in batch.schema.names:
+                column = batch.column(name)
+                if pa.types.is_timestamp(column.type):
+                    column = column.cast(pa.timestamp("ms", tz=column.type.tz)).cast(pa.int64())
+                columns[name] = column.to_pylist()
+            for values in zip(*columns.values(), strict=True):
+                number += 1
+                yield number, dict(zip(columns, values, strict=True))
+    except (OSError, pa.ArrowException) as exc:
+        raise HarvestError(
+            f"inventory data file {where} is not readable Parquet (after row {number}): {exc}"
+        ) from None
+
+
+# --- harvests ------------------------------------------------------------------------------
+
+
+def harvest_s3_inventory(
+    store: GraphStore,
+    settings: Settings,
+    manifest_url: str,
+    prefix: str = "",
+    *,
+    allow_mass_delete: bool = False,
+    progress: Progress | None = None,
+) -> S3Report:
+    """Harvest one S3 Inventory report into :File and :Dataset nodes, as one :HarvestRun.
+
+    `prefix` is the inventory configuration's filter (the manifest does not say it): the scope
+    a complete report vouches for, and so the scope of its soft deletes.
+    """
+    client = make_client(settings.s3)
+    manifest = read_manifest(client, manifest_url)
+    scope = Scope(manifest.source_bucket, prefix)
+    tasks = [
+        Task(
+            scope,
+            f"reading {manifest.file_url(f)}",
+            f.key,
+            partial(data_file_pages, client, manifest, f, prefix, settings.s3.page_size),
+        )
+        for f in manifest.files
+    ]
+    with harvest_run(store, SYSTEM, scope.url) as (run, _):
+        check_data_files(client, manifest, settings.s3.parallelism)
+        run.counts["inventory_files"] = len(manifest.files)
+        report = scan_and_settle(
+            store, run, settings, tasks, [scope], manifest.created, endpoint_of(client),
+            allow_mass_delete=allow_mass_delete, progress=progress,
+        )  # fmt: skip
+    return finished(report, run)
+
+
+# --- Spark ---------------------------------------------------------------------------------
+
+Rollups = dict[str, dict[str, tuple[int, int]]]
+
+
+def inventory_rollups_with_spark(
+    spark: SparkSession, settings: S3Settings, manifest: Manifest, prefix: str, rules: FoldRules
+) -> tuple[Rollups, Counter[str]]:
+    """Per-dataset, per-class (objects, bytes) of a verified manifest, computed by Spark tasks:
+    one task per data file downloads, verifies and folds it; Spark sums across files.
+
+    Returns the rollups and the counters (objects, bytes, folder markers, skipped rows).
+    """
+    if not manifest.files:
+        return {}, Counter()
+    job = partial(_rollup_data_file, settings, manifest, prefix, rules)
+    rdd = spark.sparkContext.parallelize(list(manifest.files), len(manifest.files))
+    try:
+        pairs = rdd.flatMap(job).reduceByKey(_add_pair).collect()
+    except Exception as exc:  # Py4J/PythonException: the task's own message is in the text
+        raise HarvestError(
+            f"Spark could not aggregate {manifest.url}: {_task_error(exc)}"
+        ) from None
+    rollups: Rollups = {}
+    counters: Counter[str] = Counter()
+    for (dataset, storage_class), (objects, size) in pairs:
+        if dataset:
+            rollups.setdefault(dataset, {})[storage_class] = (objects, size)
+            counters["objects"] += objects
+            counters["bytes"] += size
+        else:
+            counters[storage_class] += objects
+    return rollups, counters
+
+
+def _rollup_data_file(
+    settings: S3Settings, manifest: Manifest, prefix: str, rules: FoldRules, data_file: DataFile
+) -> list[tuple[tuple[str, str], tuple[int, int]]]:
+    """Runs in a Spark task: one data file folded to ((dataset, class), (objects, bytes)); the
+    counters travel as (("", counter), (n, 0))."""
+    client = make_client(settings)
+    totals: dict[tuple[str, str], list[int]] = {}
+    for page in data_file_pages(client, manifest, data_file, prefix, settings.page_size):
+        for reason, n in page.skipped.items():
+            totals.setdefault(("", reason), [0, 0])[0] += n
+        for obj in page.objects:
+            if is_folder_marker(obj.key, obj.size):
+                totals.setdefault(("", "folder_markers"), [0, 0])[0] += 1
+                continue
+            dataset = s3_dataset_urn_for_key(manifest.source_bucket, obj.key, rules)
+            total = totals.setdefault((dataset, obj.storage_class), [0, 0])
+            total[0] += 1
+            total[1] += obj.size
+    return [(key, (o, b)) for key, (o, b) in totals.items()]
+
+
+def _add_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def _task_error(exc: Exception) -> str:
+    """Our own message out of a Spark task failure's long Java/Python text."""
+    text = str(exc)
+    found = re.findall(r"(?:HarvestError|IdentityError): ([^\n]+)", text)
+    if found:
+        return found[-1]
+    return text.strip().splitlines()[0][:500] if text.strip() else type(exc).__name__
+
+
+def harvest_s3_inventory_spark(
+    store: GraphStore,
+    settings: Settings,
+    manifest_url: str,
+    spark: SparkSession,
+    prefix: str = "",
+) -> S3Report:
+    """Dataset-level harvest of an inventory aggregated by Spark: writes each :Dataset with its
+    rollups (no :File nodes, so nothing is soft-deleted). Nothing is written unless the whole
+    aggregation succeeded."""
+    client = make_client(settings.s3)
+    manifest = read_manifest(client, manifest_url)
+    scope = Scope(manifest.source_bucket, prefix)
+    stats = ScanStats()
+    with harvest_run(store, SYSTEM, scope.url) as (run, _):
+        check_data_files(client, manifest, settings.s3.parallelism)
+        rollups, counters = inventory_rollups_with_spark(
+            spark, settings.s3, manifest, prefix, settings.identity.rules()
+        )
+        run.counts.update(counters)
+        run.counts["inventory_files"] = len(manifest.files)
+        rows = [
+            {"urn": urn, "system": SYSTEM, "name": name_of(urn), "seen": manifest.created,
+             "props": {"bucket": manifest.source_bucket}}
+            for urn in rollups
+        ]  # fmt: skip
+        run.counts["datasets"] = store.write_batches("merge_datasets", rows, ("urn",))
+        write_rollups(store, rollups)
+        run.watermark = manifest.created
+        stats.objects, stats.bytes = counters["objects"], counters["bytes"]
+        stats.folder_markers = counters["folder_markers"]
+    report = S3Report(run.id, run.scope, run.status, stats, datasets=len(rollups))
+    return report
+
+
+def spark_session(master: str) -> SparkSession:
+    """A Spark session for `--spark MASTER`. Local masters run their Python tasks with this
+    interpreter (PySpark reads only PYSPARK_PYTHON for that, else `python3`, which may lack
+    lineagegraph)."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise HarvestError("--spark needs pyspark: pip install 'lineagegraph[spark]'") from None
+    builder = SparkSession.builder.master(master).appName("lineagegraph-s3-inventory")
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = builder.config("spark.ui.enabled", "false")
+    return builder.getOrCreate()

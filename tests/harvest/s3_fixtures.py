@@ -1,0 +1,374 @@
+"""S3 test servers: moto's real HTTP server on loopback (session-wide), Ceph RGW when CI started
+it, and a fault-injecting HTTP proxy in front of moto.
+
+The proxy forwards every request to moto unchanged and, for requests a test's rule picks,
+answers with a real S3 error document instead (503 SlowDown, 403 AccessDenied, 500). boto3
+still talks HTTP to a server and parses real responses: nothing of boto3 is mocked.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import boto3
+import pytest
+from botocore.client import BaseClient
+
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.settings import Settings
+
+RGW_ENV = "LINEAGEGRAPH_TEST_RGW"
+KEYS = {"access_key_id": "test", "secret_access_key": "test"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def s3_settings(endpoint: str, **s3: Any) -> Settings:
+    """Settings pointing the harvester at a test endpoint; few retries keep failures quick."""
+    section = {"endpoint_url": endpoint, "region": "us-east-1", **KEYS, "retry_attempts": 3}
+    section.update(s3)
+    return Settings(s3=section)
+
+
+def client_for(endpoint: str, **keys: str) -> BaseClient:
+    creds = keys or {"aws_access_key_id": "test", "aws_secret_access_key": "test"}
+    return boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1", **creds)
+
+
+def new_bucket(client: BaseClient, prefix: str = "lg") -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=name)
+    return name
+
+
+def put_many(client: BaseClient, bucket: str, objects: dict[str, tuple[bytes, str]]) -> None:
+    """Upload key -> (body, storage class)."""
+    for key, (body, storage_class) in objects.items():
+        client.put_object(Bucket=bucket, Key=key, Body=body, StorageClass=storage_class)
+
+
+# --- reading the graph back ------------------------------------------------------------------
+
+
+def files(store: GraphStore, bucket: str) -> dict[str, dict[str, Any]]:
+    rows = store.execute(
+        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.bucket = $b "
+        "RETURN f AS f, labels(f) AS labels, d.urn AS dataset",
+        {"b": bucket},
+        write=False,
+    ).records()
+    return {r["f"]["key"]: {**r["f"], "dataset": r["dataset"], "labels": r["labels"]} for r in rows}
+
+
+def datasets(store: GraphStore, bucket: str) -> dict[str, dict[str, Any]]:
+    rows = store.execute(
+        "MATCH (d:Dataset) WHERE d.bucket = $b RETURN d AS d", {"b": bucket}, write=False
+    ).records()
+    return {r["d"]["urn"]: r["d"] for r in rows}
+
+
+def run_of(store: GraphStore, run_id: str) -> dict[str, Any]:
+    rows = store.execute(
+        "MATCH (h:HarvestRun {id: $id}) RETURN h AS h", {"id": run_id}, write=False
+    ).records()
+    return rows[0]["h"]  # type: ignore[no-any-return]
+
+
+def deleted(store: GraphStore, bucket: str) -> dict[str, int | None]:
+    return {k: f.get("deleted_at") for k, f in files(store, bucket).items()}
+
+
+# --- moto --------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint() -> Iterator[str]:
+    """moto's S3 server on a free loopback port, for the whole session."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # it logs every request otherwise
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def moto(moto_endpoint: str) -> BaseClient:
+    return client_for(moto_endpoint)
+
+
+@pytest.fixture
+def bucket(moto: BaseClient) -> str:
+    """A fresh bucket on the shared moto server."""
+    return new_bucket(moto)
+
+
+# --- Ceph RGW ----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def rgw_endpoint() -> str:
+    endpoint = os.environ.get(RGW_ENV)
+    if not endpoint:
+        pytest.skip(
+            f"{RGW_ENV} is not set: start Ceph RGW with tests/services/ceph-rgw.sh and export "
+            f"{RGW_ENV}=http://127.0.0.1:7480"
+        )
+    return endpoint
+
+
+@pytest.fixture
+def rgw(rgw_endpoint: str) -> BaseClient:
+    return client_for(rgw_endpoint)
+
+
+# --- fault-injecting proxy ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    bucket: str
+    key: str
+    query: dict[str, str]
+
+
+@dataclass
+class Fault:
+    """Answer requests that `matches` with an S3 error, `times` times (None: always)."""
+
+    matches: Callable[[Request], bool]
+    status: int
+    code: str
+    message: str
+    times: int | None = None
+    hits: int = 0
+
+
+@dataclass
+class FaultProxy:
+    endpoint: str
+    upstream_port: int
+    faults: list[Fault] = field(default_factory=list)
+    requests: list[Request] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, fault: Fault) -> Fault:
+        with self.lock:
+            self.faults.append(fault)
+        return fault
+
+    def pick(self, request: Request) -> Fault | None:
+        with self.lock:
+            self.requests.append(request)
+            for fault in self.faults:
+                if fault.matches(request) and (fault.times is None or fault.hits < fault.times):
+                    fault.hits += 1
+                    return fault
+        return None
+
+
+def _handler(proxy: FaultProxy) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            pass
+
+        def _serve(self) -> None:
+            parts = urlsplit(self.path)
+            bucket, _, key = parts.path.lstrip("/").partition("/")
+            query = {k: v[0] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            fault = proxy.pick(Request(self.command, bucket, key, query))
+            if fault is not None:
+                payload = (
+                    '<?xml version="1.0" encoding="UTF-8"?>\n'
+                    f"<Error><Code>{fault.code}</Code><Message>{fault.message}</Message>"
+                    f"<BucketName>{bucket}</BucketName><RequestId>fault</RequestId></Error>"
+                ).encode()
+                self.send_response(fault.status)
+                self.send_header("Content-Type", "application/xml")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+                return
+            upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
+            try:
+                headers = {k: v for k, v in self.headers.items() if k.lower() != "connection"}
+                upstream.request(self.command, self.path, body=body, headers=headers)
+                response = upstream.getresponse()
+                data = response.read()
+                self.send_response(response.status)
+                for name, value in response.getheaders():
+                    if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+            finally:
+                upstream.close()
+
+        do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _serve
+
+    return Handler
+
+
+@pytest.fixture
+def fault_proxy(moto_endpoint: str) -> Iterator[FaultProxy]:
+    """An S3 endpoint in front of moto whose faults a test sets up with `add`."""
+    upstream_port = int(moto_endpoint.rsplit(":", 1)[1])
+    port = free_port()
+    proxy = FaultProxy(f"http://127.0.0.1:{port}", upstream_port)
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(proxy))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, name="fault-proxy", daemon=True)
+    thread.start()
+    try:
+        yield proxy
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def is_listing(
+    prefix: str | None = None, continued: bool | None = None
+) -> Callable[[Request], bool]:
+    """Matches ListObjectsV2 requests, optionally of one prefix or only continuation pages."""
+
+    def matches(request: Request) -> bool:
+        if request.method != "GET" or request.query.get("list-type") != "2":
+            return False
+        if prefix is not None and request.query.get("prefix", "") != prefix:
+            return False
+        return continued is None or ("continuation-token" in request.query) == continued
+
+    return matches
+
+
+# --- S3 Inventory reports (moto has none: written here in AWS's layout) ------------------------
+
+CSV_SCHEMA = "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass"
+VERSIONED_SCHEMA = (
+    "Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag, StorageClass"
+)
+
+
+@dataclass
+class InventoryRow:
+    key: str
+    size: int = 1
+    storage_class: str = "STANDARD"
+    modified: str = "2024-05-31T23:59:01.000Z"
+    etag: str = "0cc175b9c0f1b6a831c399e269772661"
+    latest: bool = True
+    delete_marker: bool = False
+    bucket: str | None = None  # default: the report's source bucket
+
+
+def _csv_gz(rows: list[InventoryRow], source: str, versioned: bool) -> bytes:
+    import csv
+    import gzip
+    import io
+    from urllib.parse import quote_plus
+
+    text = io.StringIO()
+    writer = csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for r in rows:
+        head = [r.bucket or source, quote_plus(r.key, safe="/")]
+        if versioned:
+            head += ["v1", str(r.latest).lower(), str(r.delete_marker).lower()]
+        size = "" if r.delete_marker else str(r.size)
+        writer.writerow([*head, size, r.modified, r.etag, r.storage_class])
+    return gzip.compress(text.getvalue().encode("utf-8"))
+
+
+def _parquet(rows: list[InventoryRow], source: str) -> bytes:
+    import io
+    from datetime import datetime
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({
+        "bucket": [r.bucket or source for r in rows],
+        "key": [r.key for r in rows],
+        "version_id": ["v1" for _ in rows],
+        "is_latest": [r.latest for r in rows],
+        "is_delete_marker": [r.delete_marker for r in rows],
+        "size": pa.array([None if r.delete_marker else r.size for r in rows], pa.int64()),
+        "last_modified_date": pa.array(
+            [datetime.fromisoformat(r.modified) for r in rows], pa.timestamp("ms", tz="UTC")
+        ),
+        "e_tag": [r.etag for r in rows],
+        "storage_class": [r.storage_class for r in rows],
+    })  # fmt: skip
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+def write_inventory(
+    client: BaseClient,
+    source: str,
+    data_files: list[list[InventoryRow]],
+    *,
+    created: int = 1_717_200_000_000,
+    file_format: str = "CSV",
+    versioned: bool = False,
+    tamper: Callable[[dict[str, Any]], None] | None = None,
+) -> str:
+    """Upload an inventory report of `source` (one data file per row list) to a new destination
+    bucket; returns the manifest's s3:// URL. `tamper` may edit the manifest before it is
+    checksummed, as a broken report would be."""
+    import hashlib
+    import json
+
+    destination = new_bucket(client, "inv")
+    base = f"{source}/daily/{created}"
+    entries = []
+    for n, rows in enumerate(data_files):
+        if file_format == "Parquet":
+            body, key = _parquet(rows, source), f"{base}/data/part-{n}.parquet"
+        else:
+            body, key = _csv_gz(rows, source, versioned), f"{base}/data/part-{n}.csv.gz"
+        client.put_object(Bucket=destination, Key=key, Body=body)
+        entries.append(
+            {"key": key, "size": len(body), "MD5checksum": hashlib.md5(body).hexdigest()}
+        )
+    manifest: dict[str, Any] = {
+        "sourceBucket": source,
+        "destinationBucket": f"arn:aws:s3:::{destination}",
+        "version": "2016-11-30",
+        "creationTimestamp": str(created),
+        "fileFormat": file_format,
+        "fileSchema": VERSIONED_SCHEMA if versioned else CSV_SCHEMA,
+        "files": entries,
+    }
+    if tamper:
+        tamper(manifest)
+    body = json.dumps(manifest, indent=2).encode()
+    client.put_object(Bucket=destination, Key=f"{base}/manifest.json", Body=body)
+    checksum = hashlib.md5(body).hexdigest().encode()
+    client.put_object(Bucket=destination, Key=f"{base}/manifest.checksum", Body=checksum)
+    return f"s3://{destination}/{base}/manifest.json"
