@@ -18,13 +18,23 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from lineagegraph import identity
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import FoldRules
-from lineagegraph.model import Asset, AssetKind, Column, Flow, Item, Scalar, Transformation
+from lineagegraph.model import (
+    Asset,
+    AssetKind,
+    Column,
+    ColumnFeed,
+    Flow,
+    Item,
+    Scalar,
+    Transformation,
+)
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
 from lineagegraph.spark.lineage import ColumnLink, column_items
 
@@ -36,7 +46,11 @@ STORAGE_SYSTEMS = frozenset(
     {"s3", "file", "gs", "gcs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "dbfs", "spark"}
 )
 KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema"})
-BATCH_EVENTS = 2000  # events per write batch; assets repeated within one are written twice
+# Events reduced together before writing: more means fewer rows (a job's runs in one window
+# cost one row) and more memory (the distinct nodes and edges of a window).
+WINDOW_EVENTS = 20_000
+CACHE_ENTRIES = 100_000  # distinct dataset names or facets remembered while mapping
+_LINEAGE = object()
 
 
 class EventError(ValueError):
@@ -146,17 +160,48 @@ class EventMapper:
         self.rules = rules
         self.problems = problems
         self.ignored_facets = 0
+        # Every run of a job names the same datasets and repeats the same facets: each distinct
+        # one is mapped once (most of the mapping time), then only stamped with the run's time.
+        self._urns: dict[tuple[str, str], str] = _Cache()
+        self._described: dict[str, tuple[AssetKind, str, str]] = _Cache()
+        self._shapes: dict[tuple[Any, ...], ColumnShape] = _Cache()
 
     def dataset_urn(self, dataset: Any, where: str) -> str:
+        if isinstance(dataset, dict):
+            namespace, name = dataset.get("namespace"), dataset.get("name")
+            if type(namespace) is str and type(name) is str:
+                known = self._urns.get((namespace, name))
+                if known is not None:
+                    return known
         namespace = _require(dataset, "namespace", str, where)
         name = _require(dataset, "name", str, where)
         try:
-            return identity.openlineage_urn(namespace, name, self.rules)
+            urn = identity.openlineage_urn(namespace, name, self.rules)
         except identity.IdentityError as exc:
             raise EventError(f"{where}: {exc}") from None
+        self._urns[namespace, name] = urn
+        return urn
+
+    def _asset(self, urn: str, at: int, props: dict[str, Scalar] | None = None) -> Asset:
+        described = self._described.get(urn)
+        if described is None:
+            described = (_kind(urn), identity.system_of(urn), identity.name_of(urn))
+            self._described[urn] = described
+        return Asset(urn, *described, at, props if props is not None else {})
 
     def items(self, located: Located) -> list[Item]:
         """The graph values of one COMPLETE event."""
+        out: list[Item] = []
+        for piece in self.pieces(located):
+            if isinstance(piece, ColumnSet):
+                out.extend(piece.shape.items(piece.at, piece.via))
+            else:
+                out.append(piece)
+        return out
+
+    def pieces(self, located: Located) -> list[Piece]:
+        """`items`, with each facet's columns and FEEDS (most of an event's values) left as
+        one ColumnSet, which the Reducer takes without a value per column."""
         event, where = located.event, located.where
         at = event_time_ms(_require(event, "eventTime", str, where))
         run_id = _require(_require(event, "run", dict, where), "runId", str, f"{where} run")
@@ -168,7 +213,7 @@ class EventMapper:
             )
         except identity.IdentityError as exc:
             raise EventError(f"{where}: {exc}") from None
-        out: list[Item] = []
+        out: list[Piece] = []
         reads = self._datasets(event.get("inputs"), "inputs", where, at, out)
         writes = self._datasets(event.get("outputs"), "outputs", where, at, out)
         out.append(Transformation(job_urn, SYSTEM, job["name"], run_id, at, None,
@@ -178,7 +223,7 @@ class EventMapper:
             out.extend(self._columns(dataset, urn, at, job_urn, where, out))
         return out
 
-    def _datasets(self, value: Any, key: str, where: str, at: int, out: list[Item]) -> list[str]:
+    def _datasets(self, value: Any, key: str, where: str, at: int, out: list[Piece]) -> list[str]:
         if value is None:
             return []
         if not isinstance(value, list):
@@ -190,12 +235,15 @@ class EventMapper:
             facets = dataset.get("facets") or {}
             if not isinstance(facets, dict):
                 raise EventError(f"{spot}: facets is not an object")
-            self.ignored_facets += sum(1 for name in facets if name not in KNOWN_FACETS)
-            alias = self._symlinks(facets, spot)
-            props: dict[str, Scalar] = {"ol_symlinks": alias} if alias else {}
-            out.append(Asset(urn, _kind(urn), identity.system_of(urn), identity.name_of(urn),
-                             at, props))  # fmt: skip
-            out.extend(self._schema(facets, urn, at, spot))
+            props: dict[str, Scalar] = {}
+            if facets:
+                self.ignored_facets += len(facets.keys() - KNOWN_FACETS)
+                alias = self._symlinks(facets, spot)
+                if alias:
+                    props["ol_symlinks"] = alias
+            out.append(self._asset(urn, at, props))
+            if "schema" in facets:
+                out.extend(self._schema(facets, urn, at, spot))
             if urn not in urns:
                 urns.append(urn)
         return urns
@@ -216,7 +264,7 @@ class EventMapper:
             return None
         return ", ".join(sorted(str(i["name"]) for i in identifiers)) or None
 
-    def _schema(self, facets: dict[str, Any], urn: str, at: int, spot: str) -> list[Item]:
+    def _schema(self, facets: dict[str, Any], urn: str, at: int, spot: str) -> list[Piece]:
         facet = facets.get("schema")
         if facet is None:
             return []
@@ -226,72 +274,286 @@ class EventMapper:
         ):
             self._facet_problem(spot, "schema", "fields must be [{name, type}]")
             return []
-        return list(column_items(urn, [f["name"] for f in fields], [], at, None))
+        names = tuple(f["name"] for f in fields)
+        shape = self._shapes.get(("schema", urn, names))
+        if shape is None:
+            shape = ColumnShape.of(column_items(urn, names, [], 0, None))
+            self._shapes["schema", urn, names] = shape
+        return [ColumnSet(shape, at, None)]
 
     def _columns(
-        self, dataset: dict[str, Any], urn: str, at: int, via: str, where: str, out: list[Item]
-    ) -> list[Item]:
+        self, dataset: dict[str, Any], urn: str, at: int, via: str, where: str, out: list[Piece]
+    ) -> list[Piece]:
         facet = (dataset.get("facets") or {}).get("columnLineage")
         if facet is None:
             return []
-        spot = f"{where} output {dataset.get('name')!r}"
         fields = facet.get("fields") if isinstance(facet, dict) else None
+        key = self._lineage_key(urn, fields)
+        shape = self._shapes.get(key) if key else None
+        if shape is None:
+            spot = f"{where} output {dataset.get('name')!r}"
+            if not isinstance(fields, dict):
+                self._facet_problem(spot, "columnLineage", "fields must be an object")
+                return []
+            try:
+                links = self._links(fields)
+            except EventError as exc:
+                self._facet_problem(spot, "columnLineage", str(exc))
+                return []
+            shape = ColumnShape.of(
+                column_items(urn, [], links, 0, None), {link.source for link in links}
+            )
+            if key:
+                self._shapes[key] = shape
+        known = {item.urn for item in out if isinstance(item, Asset)}
+        pieces: list[Piece] = [
+            self._asset(s, at) for s in shape.sources if s not in known
+        ]  # a column's source dataset must exist before its columns
+        pieces.append(ColumnSet(shape, at, via))
+        return pieces
+
+    def _lineage_key(self, urn: str, fields: Any) -> tuple[Any, ...] | None:
+        """A columnLineage facet's fields with their datasets named (so every partition a job
+        reads shares one key) as a hashable value; None when they are not well formed: those
+        are mapped, and reported, every time."""
         if not isinstance(fields, dict):
-            self._facet_problem(spot, "columnLineage", "fields must be an object")
-            return []
-        links: list[ColumnLink] = []
+            return None
+        key: list[Any] = [_LINEAGE, urn]
         try:
             for column, spec in fields.items():
-                inputs = spec.get("inputFields") if isinstance(spec, dict) else None
-                if not isinstance(inputs, list):
-                    raise EventError(f"fields.{column}.inputFields is not a list")
-                for entry in inputs:
-                    source = self.dataset_urn(entry, f"fields.{column}")
-                    links.append(ColumnLink(source, _require(entry, "field", str, column), column))
-        except EventError as exc:
-            self._facet_problem(spot, "columnLineage", str(exc))
-            return []
-        known = {item.urn for item in out if isinstance(item, Asset)}
-        assets: list[Item] = [
-            Asset(s, _kind(s), identity.system_of(s), identity.name_of(s), at)
-            for s in sorted({link.source for link in links} - known)
-        ]  # a column's source dataset must exist before its columns
-        return assets + list(column_items(urn, [], links, at, via))
+                key.append(column)
+                for entry in spec["inputFields"]:
+                    key += (self.dataset_urn(entry, ""), entry["field"])
+                key.append(_LINEAGE)  # JSON has no such value: the end of a column's fields
+            frozen = tuple(key)
+            hash(frozen)
+        except (TypeError, KeyError, EventError):
+            return None
+        return frozen
+
+    def _links(self, fields: dict[str, Any]) -> list[ColumnLink]:
+        links: list[ColumnLink] = []
+        for column, spec in fields.items():
+            inputs = spec.get("inputFields") if isinstance(spec, dict) else None
+            if not isinstance(inputs, list):
+                raise EventError(f"fields.{column}.inputFields is not a list")
+            for entry in inputs:
+                source = self.dataset_urn(entry, f"fields.{column}")
+                links.append(ColumnLink(source, _require(entry, "field", str, column), column))
+        return links
+
+
+class _Cache(dict[Any, Any]):
+    """A memo that starts over when full, so a harvest of endlessly new names stays small."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if len(self) >= CACHE_ENTRIES:
+            self.clear()
+        super().__setitem__(key, value)
+
+
+@dataclass(frozen=True)
+class ColumnShape:
+    """A facet's columns and FEEDS, mapped once for all the runs that repeat it."""
+
+    columns: tuple[Column, ...]  # seen: 0, each run has its own time
+    feeds: tuple[tuple[str, str], ...]  # (source column, column)
+    sources: tuple[str, ...] = ()  # the source datasets, sorted
+
+    @classmethod
+    def of(cls, items: Iterable[Item], sources: Iterable[str] = ()) -> ColumnShape:
+        items = list(items)
+        return cls(
+            tuple(i for i in items if isinstance(i, Column)),
+            tuple((i.src, i.dst) for i in items if isinstance(i, ColumnFeed)),
+            tuple(sorted(sources)),
+        )
+
+    def items(self, at: int, via: str | None) -> list[Item]:
+        out: list[Item] = [Column(c.urn, c.asset, c.name, at) for c in self.columns]
+        out.extend(ColumnFeed(src, dst, at, via) for src, dst in self.feeds)
+        return out
+
+
+class ColumnSet(NamedTuple):
+    """A facet's columns and FEEDS in one run."""
+
+    shape: ColumnShape
+    at: int
+    via: str | None
+
+
+Piece = Item | ColumnSet
 
 
 # --- the harvest --------------------------------------------------------------------------
 
 
-def compact(items: Iterable[Item]) -> list[Item]:
-    """Fewer rows for the same graph: an asset or column seen many times in one batch is
-    written at its earliest and its latest sighting only, earliest first (so first_seen and
-    last_seen hold), with the properties of every sighting. This keeps FalkorDB's
-    one-key-per-statement rounds few. Edges and runs are kept: their counters need each one."""
-    items = list(items)
-    low: dict[str, int] = {}
-    high: dict[str, int] = {}
-    props: dict[str, dict[str, Any]] = {}
-    rest: list[Item] = []
-    for index, item in enumerate(items):
-        if not isinstance(item, Asset | Column):
-            rest.append(item)
-            continue
-        key = f"{type(item).__name__}:{item.urn}"
-        if key not in low or item.seen < items[low[key]].seen:  # type: ignore[union-attr]
-            low[key] = index
-        if key not in high or item.seen >= items[high[key]].seen:  # type: ignore[union-attr]
-            high[key] = index
-        if isinstance(item, Asset) and item.props:
-            props.setdefault(key, {}).update(item.props)
-    kept = [low[k] for k in low] + [high[k] for k in low if high[k] != low[k]]
-    nodes = []
-    for index in kept:
-        item = items[index]
-        key = f"{type(item).__name__}:{item.urn}"  # type: ignore[union-attr]
-        if isinstance(item, Asset) and key in props:
-            item = replace(item, props=props[key])
-        nodes.append(item)
-    return nodes + rest
+class Reducer:
+    """The values of a window of events, reduced to the rows that give the same graph as
+    writing each event's values in order, so a run of a job costs about one row, not ~27:
+
+    * an asset or column: its earliest sighting (which creates it) and its latest, with the
+      properties of every sighting;
+    * a FEEDS edge and a job's READS_FROM / WRITES_TO: their statements keep only the earliest
+      and latest time and (FEEDS) the union of `via` in order, so a row per `via` at the earliest
+      time and one at the latest;
+    * a transformation and a FLOWS_TO count runs: `runs` grows for each sighting newer than the
+      last seen, so in event order only the sightings newer than every earlier one in the window
+      can count; their times go in one row per job and per edge, and the statements
+      merge_job_runs and merge_flow_runs (shared with the Snowflake
+      harvester, which reduces its windows the same way) count those newer than the graph's.
+
+    Memory is bounded by the distinct nodes and edges of a window, not by its events.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        # urn -> [earliest time, latest time, the first sighting, every sighting's props]
+        self._assets: dict[str, list[Any]] = {}
+        self._columns: dict[str, list[Any]] = {}
+        # job urn -> [first sighting, newer-run times, earliest, newest sighting]
+        self._jobs: dict[str, list[Any]] = {}
+        self._reads: dict[tuple[str, str], list[int]] = {}  # (job, asset) -> [earliest, latest]
+        self._writes: dict[tuple[str, str], list[int]] = {}
+        self._flows: dict[tuple[str, str], list[Any]] = {}  # -> [newer times, earliest, vias]
+        self._feeds: dict[tuple[str, str], list[Any]] = {}  # -> [earliest, latest, vias]
+        self.self_edges = 0
+
+    def add(self, items: Iterable[Piece]) -> None:
+        for item in items:  # exact types, the fastest test: this runs ~27 times per event
+            if type(item) is ColumnSet:
+                self._column_set(item)
+            elif type(item) is Asset:
+                _span(self._assets, item.urn, item.seen, item, item.props)
+            elif type(item) is Flow:
+                self._flow(item)
+            elif type(item) is Transformation:
+                self._job(item)
+            else:  # the mapper yields no other values
+                raise TypeError(f"unexpected {item!r}")
+
+    def _job(self, job: Transformation) -> None:
+        at = job.run_at
+        entry = self._jobs.get(job.urn)
+        if entry is None:
+            self._jobs[job.urn] = [job, [at], at, job]
+        else:
+            if at > entry[1][-1]:
+                entry[1].append(at)
+                entry[3] = job
+            entry[2] = min(entry[2], at)
+        for edges, assets in ((self._reads, job.reads), (self._writes, job.writes)):
+            for asset in assets:
+                span = edges.get((job.urn, asset))
+                if span is None:
+                    edges[job.urn, asset] = [at, at]
+                else:
+                    span[0], span[1] = min(span[0], at), max(span[1], at)
+
+    def _flow(self, flow: Flow) -> None:
+        if flow.src == flow.dst:
+            self.self_edges += 1
+            return
+        entry = self._flows.get((flow.src, flow.dst))
+        if entry is None:
+            entry = self._flows[flow.src, flow.dst] = [[flow.at], flow.at, {}]
+        else:
+            if flow.at > entry[0][-1]:
+                entry[0].append(flow.at)
+            entry[1] = min(entry[1], flow.at)
+        if flow.via is not None:
+            entry[2][flow.via] = None
+
+    def _column_set(self, columns: ColumnSet) -> None:
+        at, via = columns.at, columns.via
+        for column in columns.shape.columns:
+            _span(self._columns, column.urn, at, column, None)
+        for key in columns.shape.feeds:
+            if key[0] == key[1]:
+                self.self_edges += 1
+                continue
+            entry = self._feeds.get(key)
+            if entry is None:
+                entry = self._feeds[key] = [at, at, {}]
+            elif at < entry[0]:
+                entry[0] = at
+            elif at > entry[1]:
+                entry[1] = at
+            if via is not None:
+                entry[2][via] = None
+
+    def write(self, writer: GraphWriter) -> None:
+        """Write the window, every statement after the ones whose nodes it MATCHes, and start
+        a new window."""
+        store, counts = writer.store, writer.counts
+        for spans in (self._assets, self._columns):  # assets before the columns of them
+            writer.add_all(_earliest(span) for span in spans.values())
+        for spans in (self._assets, self._columns):
+            writer.add_all(_latest(span) for span in spans.values() if span[1] > span[0])
+        writer.flush()
+        jobs = [
+            {"urn": urn, "system": job.system, "name": job.name, "times": times,
+             "first": first, "last": times[-1], "last_run_id": newest.run_id,
+             "last_user": newest.user}
+            for urn, (job, times, first, newest) in self._jobs.items()
+        ]  # fmt: skip
+        counts["merge_transformations"] += store.write_batches(
+            "merge_job_runs", jobs, ("urn",)
+        )
+        for name, edges in (("merge_reads_from", self._reads), ("merge_writes_to", self._writes)):
+            rows = [
+                {"t": job, "asset": asset, "at": at}
+                for (job, asset), span in edges.items()
+                for at in dict.fromkeys(span)
+            ]
+            counts[name] += store.write_batches(name, rows, ("t", "asset"))
+        flows = [
+            {"src": src, "dst": dst, "times": times, "first": first, "last": times[-1],
+             "via": list(vias)}
+            for (src, dst), (times, first, vias) in self._flows.items()
+        ]  # fmt: skip
+        counts["merge_flows"] += store.write_batches(
+            "merge_flow_runs", flows, ("src", "dst")
+        )
+        for (src, dst), (first, last, vias) in self._feeds.items():
+            order: list[str | None] = [*vias] or [None]
+            writer.add_all(ColumnFeed(src, dst, first, via) for via in order)
+            if last > first:
+                writer.add(ColumnFeed(src, dst, last, order[-1]))
+        writer.flush()
+        counts["self_edges_skipped"] += self.self_edges
+        self._reset()
+
+
+def _span(
+    spans: dict[str, list[Any]], urn: str, at: int, item: Item, props: dict[str, Scalar] | None
+) -> None:
+    """Record a node's sighting: the earliest and latest time, and every sighting's props."""
+    span = spans.get(urn)
+    if span is None:
+        spans[urn] = [at, at, item, dict(props or {})]
+        return
+    span[0], span[1] = min(span[0], at), max(span[1], at)
+    if props:
+        span[3].update(props)
+
+
+def _earliest(span: list[Any]) -> Item:
+    return _sighting(span, span[0])
+
+
+def _latest(span: list[Any]) -> Item:
+    return _sighting(span, span[1])
+
+
+def _sighting(span: list[Any], at: int) -> Item:
+    item = span[2]
+    return (
+        replace(item, seen=at, props=span[3]) if isinstance(item, Asset) else replace(item, seen=at)
+    )
 
 
 def harvest_openlineage(
@@ -310,21 +572,19 @@ def harvest_openlineage(
     report = OpenLineageReport()
     mapper = EventMapper(rules, report.problems)
     with harvest_run(store, SYSTEM, scope) as (run, writer):
-        batch: list[Item] = []
+        window = Reducer()
         newest = since or 0
         for file in files:
             newest = max(newest, _mtime_ms(file))
             for located in read_events(file, report.problems):
                 report.events += 1
-                batch.extend(_event_items(located, mapper, report))
-                if report.events % BATCH_EVENTS == 0:
-                    writer.add_all(compact(batch))
-                    batch.clear()
+                window.add(_event_pieces(located, mapper, report))
+                if report.events % WINDOW_EVENTS == 0:
+                    window.write(writer)
             report.files += 1
             if on_file:
                 on_file(report)
-        writer.add_all(compact(batch))
-        writer.flush()
+        window.write(writer)
         run.counts.update({
             "files": report.files, "events": report.events, "events_complete": report.complete,
             "runs_failed": report.failed_runs, "events_not_complete": report.skipped_not_complete,
@@ -336,7 +596,7 @@ def harvest_openlineage(
     return run, report
 
 
-def _event_items(located: Located, mapper: EventMapper, report: OpenLineageReport) -> list[Item]:
+def _event_pieces(located: Located, mapper: EventMapper, report: OpenLineageReport) -> list[Piece]:
     event = located.event
     if not isinstance(event, dict):
         report.problems.append(f"{located.where}: not a JSON object")
@@ -352,9 +612,9 @@ def _event_items(located: Located, mapper: EventMapper, report: OpenLineageRepor
         report.skipped_not_complete += 1
         return []
     try:
-        items = mapper.items(located)
+        pieces = mapper.pieces(located)
     except EventError as exc:
         report.problems.append(f"{located.where}: {exc}")
         return []
     report.complete += 1
-    return items
+    return pieces

@@ -18,7 +18,13 @@ from typing import Any
 from lineagegraph.errors import ConfigError
 from lineagegraph.settings import Settings, load_settings
 from lineagegraph.spark.lineage import AppInfo, Naming
-from lineagegraph.spark.listener import Counts, QueryListener, Worker, make_sinks
+from lineagegraph.spark.listener import (
+    Counts,
+    QueryListener,
+    Worker,
+    make_sinks,
+    registered_proxy,
+)
 from lineagegraph.spark.spool import check_writable
 
 __all__ = ["SPARK_CONF", "SparkLineage", "install"]
@@ -69,7 +75,10 @@ class SparkLineage:
         self.flush(timeout)
         self.listener.stopped = True
         try:
-            self.spark._jsparkSession.listenerManager().unregister(self.listener)
+            manager = self.spark._jsparkSession.listenerManager()
+            proxy = registered_proxy(manager, self.listener)
+            if proxy is not None:
+                manager.unregister(proxy)
         except Exception:
             log.debug("could not unregister the lineage listener", exc_info=True)
         self.worker.stop(timeout)

@@ -299,8 +299,27 @@ class QueryListener:
             self.worker.count("capture_errors")
             log.debug("cannot read a failed action", exc_info=True)
 
+    def toString(self) -> str:  # what the JVM's proxy of this listener calls itself
+        return f"lineagegraph.spark.QueryListener@{id(self):x}"
+
     class Java:
         implements: ClassVar = ["org.apache.spark.sql.util.QueryExecutionListener"]
+
+
+def registered_proxy(manager: Any, listener: QueryListener) -> Any | None:
+    """The JVM's proxy of `listener` in a session's ExecutionListenerManager, to unregister it.
+
+    Py4J makes a new proxy each time a Python object is passed to Java, so
+    `unregister(listener)` removes nothing; the proxy that `register` made must be passed back.
+    """
+    name = listener.toString()
+    for proxy in manager.listListeners():
+        try:
+            if proxy.toString() == name:
+                return proxy
+        except Exception:  # another Python listener without toString
+            continue
+    return None
 
 
 def make_sinks(settings: Settings, app: AppInfo, counts: Counts) -> list[Sink]:

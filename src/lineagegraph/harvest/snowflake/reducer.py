@@ -10,7 +10,7 @@ What each kind of value needs to come out exactly as if every row were written i
   transformations on them (`via`), written once at the end of the run.
 - transformations and FLOWS_TO count runs (`runs` grows for each run newer than the last one
   seen): one row per job and per edge with the list of its distinct run times, counted by the
-  statements snowflake_merge_job_runs and snowflake_merge_flow_runs.
+  statements merge_job_runs and merge_flow_runs.
 - drops come last: an object seen after its drop stays present.
 
 Memory: bounded by the number of distinct nodes, jobs and edges, plus at most
@@ -171,10 +171,10 @@ class RunReducer:
             for (src, dst), r in self._flows.items()
         ]
         counts["merge_transformations"] += store.write_batches(
-            "snowflake_merge_job_runs", jobs, ("urn",)
+            "merge_job_runs", jobs, ("urn",)
         )
         counts["merge_flows"] += store.write_batches(
-            "snowflake_merge_flow_runs", flows, ("src", "dst")
+            "merge_flow_runs", flows, ("src", "dst")
         )
         self._jobs, self._flows, self._pending = {}, {}, 0
 

@@ -1,4 +1,4 @@
-// A job identity and several of its runs at once (one window of a Snowflake harvest).
+// A job identity and several of its runs at once (one window of a harvest, reduced).
 // Rows: {urn, system, name, times (distinct run start times), first, last, last_run_id,
 // last_user (of the first run at `last`)}. The same result as one merge_transformations row per
 // run in time order: only runs newer than last_run_at count, so replayed windows change nothing.

@@ -1,4 +1,4 @@
-// FLOWS_TO seen in several runs at once (one window of a Snowflake harvest). Rows: {src, dst,
+// FLOWS_TO seen in several runs at once (one window of a harvest, reduced). Rows: {src, dst,
 // times (distinct sighting times), first, last, via: [transformation urn, ...]}. The same result
 // as one merge_flows row per sighting in time order: `runs` grows only for sightings newer than
 // last_seen, so replayed windows change nothing.
