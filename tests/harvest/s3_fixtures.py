@@ -9,7 +9,6 @@ still talks HTTP to a server and parses real responses: nothing of boto3 is mock
 from __future__ import annotations
 
 import http.client
-import logging
 import os
 import socket
 import threading
@@ -24,6 +23,7 @@ import boto3
 import pytest
 from botocore.client import BaseClient
 
+from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.settings import Settings
 
@@ -98,16 +98,8 @@ def deleted(store: GraphStore, bucket: str) -> dict[str, int | None]:
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """moto's S3 server on a free loopback port, for the whole session."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # it logs every request otherwise
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    with local_s3_server() as endpoint:
+        yield endpoint
 
 
 @pytest.fixture

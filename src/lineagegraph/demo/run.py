@@ -60,7 +60,7 @@ def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
     started = time.monotonic()
     workdir = workdir.resolve()
     mirror = workdir / "s3-mirror"
-    with _s3_server() as endpoint, _snowflake_server() as snow:
+    with local_s3_server() as endpoint, _snowflake_server() as snow:
         settings = demo_settings(workdir, mirror, endpoint, snow)
         with open_store(settings.graph) as store:
             store.init_schema()
@@ -99,7 +99,8 @@ def demo_settings(workdir: Path, mirror: Path, endpoint: str, snow: dict[str, An
 
 
 @contextlib.contextmanager
-def _s3_server() -> Iterator[str]:
+def local_s3_server() -> Iterator[str]:
+    """moto's S3 server on a free loopback port (the demo's, and the tests')."""
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto logs every request
