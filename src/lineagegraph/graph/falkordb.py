@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
-from falkordb import Edge, FalkorDB, Node, Path
+from falkordb import Edge, FalkorDB, Node, Path, QueryResult
+from falkordb.graph import QUERY_CMD
 
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.embedded import EmbeddedServer
@@ -48,6 +51,44 @@ class FalkorDBStore(GraphStore):
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
         columns = [str(h[1]) for h in res.header] if res.header else []
         return Result(columns, [[_plain(v) for v in row] for row in res.result_set])
+
+    def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
+        """Encode the next part while the server runs this one.
+
+        The client turns parameters into Cypher text in Python, about as long as the server
+        takes to run a write batch, so a worker thread prepares part N+1 while this thread
+        waits on the socket for part N (the wait releases the GIL). Order and one statement
+        (one atomic transaction) per part are kept.
+        """
+        written = 0
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="falkordb-encode") as pool:
+            parts = iter(parts)
+            first = next(parts, None)
+            if first is None:
+                return 0
+            ahead = pool.submit(self._encode, text, first)
+            size = len(first)
+            for part in parts:
+                query = ahead.result()
+                ahead = pool.submit(self._encode, text, part)
+                self._run_encoded(query)
+                written += size
+                size = len(part)
+            self._run_encoded(ahead.result())
+            return written + size
+
+    def _encode(self, text: str, rows: list[dict[str, Any]]) -> str:
+        # The client's own parameter header, so values are quoted exactly as query() does.
+        return str(self._graph._build_params_header({"rows": rows})) + text
+
+    def _run_encoded(self, query: str) -> None:
+        try:
+            QueryResult(self._graph, self._graph.execute_command(QUERY_CMD, self._graph.name,
+                                                                 query, "--compact"))  # fmt: skip
+        except redis.ResponseError as exc:
+            raise QueryError(f"the embedded store rejected the query: {exc}") from None
+        except redis.RedisError as exc:
+            raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
 
     def init_schema(self) -> None:
         for text in schema_statements(self.backend):

@@ -59,12 +59,19 @@ class GraphStore(ABC):
         the same key twice (see test_repeated_keys_in_one_batch), and rounds keep Neo4j's
         row-by-row meaning on both backends.
         """
-        text = statement(name)
+        parts = (
+            part
+            for chunk in chunks(rows, self.batch_size)
+            for part in (distinct_rounds(chunk, key) if key else [chunk])
+        )
+        return self.write_parts(statement(name), parts)
+
+    def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
+        """Run `text` once per part of rows, in order; a backend may overlap the work."""
         written = 0
-        for chunk in chunks(rows, self.batch_size):
-            for part in distinct_rounds(chunk, key) if key else [chunk]:
-                self.execute(text, {"rows": part}, write=True)
-            written += len(chunk)
+        for part in parts:
+            self.execute(text, {"rows": part}, write=True)
+            written += len(part)
         return written
 
     def __enter__(self) -> GraphStore:
