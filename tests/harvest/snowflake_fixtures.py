@@ -40,6 +40,7 @@ DAY = 24 * HOUR
 ACCOUNT = "acme-prod"
 PREFIX = f"snowflake://{ACCOUNT}/"
 
+
 def urn(name: str) -> str:
     return PREFIX + name
 

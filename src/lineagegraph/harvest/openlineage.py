@@ -500,9 +500,7 @@ class Reducer:
              "last_user": newest.user}
             for urn, (job, times, first, newest) in self._jobs.items()
         ]  # fmt: skip
-        counts["merge_transformations"] += store.write_batches(
-            "merge_job_runs", jobs, ("urn",)
-        )
+        counts["merge_transformations"] += store.write_batches("merge_job_runs", jobs, ("urn",))
         for name, edges in (("merge_reads_from", self._reads), ("merge_writes_to", self._writes)):
             rows = [
                 {"t": job, "asset": asset, "at": at}
@@ -515,9 +513,7 @@ class Reducer:
              "via": list(vias)}
             for (src, dst), (times, first, vias) in self._flows.items()
         ]  # fmt: skip
-        counts["merge_flows"] += store.write_batches(
-            "merge_flow_runs", flows, ("src", "dst")
-        )
+        counts["merge_flows"] += store.write_batches("merge_flow_runs", flows, ("src", "dst"))
         for (src, dst), (first, last, vias) in self._feeds.items():
             order: list[str | None] = [*vias] or [None]
             writer.add_all(ColumnFeed(src, dst, first, via) for via in order)

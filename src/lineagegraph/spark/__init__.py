@@ -122,9 +122,7 @@ def install(
         user=context.sparkUser(),
         spark_version=spark.version,
     )
-    naming = Naming(
-        settings.identity.rules(), settings.identity.snowflake_account
-    )
+    naming = Naming(settings.identity.rules(), settings.identity.snowflake_account)
     counts = Counts()
     worker = Worker(
         app, naming, make_sinks(settings, app, counts), settings.spark.queue_size, counts

@@ -170,12 +170,8 @@ class RunReducer:
             }
             for (src, dst), r in self._flows.items()
         ]
-        counts["merge_transformations"] += store.write_batches(
-            "merge_job_runs", jobs, ("urn",)
-        )
-        counts["merge_flows"] += store.write_batches(
-            "merge_flow_runs", flows, ("src", "dst")
-        )
+        counts["merge_transformations"] += store.write_batches("merge_job_runs", jobs, ("urn",))
+        counts["merge_flows"] += store.write_batches("merge_flow_runs", flows, ("src", "dst"))
         self._jobs, self._flows, self._pending = {}, {}, 0
 
     def write_run(self, store: GraphStore, writer: GraphWriter, counts: Counter[str]) -> None:
