@@ -348,9 +348,20 @@ def test_resolve_marks_deleted_suggestions(graph: GraphStore, settings: Settings
     assert caught.value.suggestions[0] == f"{OLD_COPY} (deleted)"
 
 
+def test_resolve_without_account_finds_the_only_match(graph: GraphStore) -> None:
+    assert lineage.resolve(graph, Settings(), "analytics.marts.daily_sales") == DAILY
+    other = Asset("snowflake://other-acct/ANALYTICS.MARTS.DAILY_SALES", "Table", "snowflake",
+                  "DAILY_SALES", T0)  # fmt: skip
+    writer = GraphWriter(graph)
+    writer.add(other)
+    writer.flush()
+    with pytest.raises(AssetNotFound, match=re.escape("set identity.snowflake_account")):
+        lineage.resolve(graph, Settings(), "analytics.marts.daily_sales")  # two accounts
+
+
 def test_resolve_without_account_says_what_to_set(graph: GraphStore) -> None:
     with pytest.raises(AssetNotFound, match=re.escape("set identity.snowflake_account")):
-        lineage.resolve(graph, Settings(), "analytics.marts.daily_sales")
+        lineage.resolve(graph, Settings(), "analytics.marts.no_such_table")
 
 
 def test_resolve_column(graph: GraphStore, settings: Settings) -> None:

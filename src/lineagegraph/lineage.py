@@ -23,7 +23,6 @@ from typing import Any, Literal
 from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import (
-    FoldRules,
     IdentityError,
     column_urn,
     dataset_urn,
@@ -174,7 +173,7 @@ def candidate_urns(settings: Settings, text: str) -> list[str]:
     as a File's key as listed), then its normalized dataset or Snowflake form."""
     text = text.strip()
     candidates = [text]
-    rules = FoldRules(tuple(settings.identity.fold_patterns))
+    rules = settings.identity.rules()
     account = settings.identity.snowflake_account
     try:
         if text.startswith("/") or re.match(r"(?i)(s3[an]?|file):", text):
@@ -201,6 +200,9 @@ def resolve(store: GraphStore, settings: Settings, text: str) -> str:
     for urn in candidates:
         if urn in found:
             return urn
+    accountless = _snowflake_without_account(store, settings, text)
+    if accountless:
+        return accountless
     named = store.read(
         "lineage_assets_named", {"name": text.strip().lower(), "limit": SUGGESTIONS + 1}
     )
@@ -215,6 +217,19 @@ def resolve(store: GraphStore, settings: Settings, text: str) -> str:
     if "://" not in text and text.count(".") >= 2 and not settings.identity.snowflake_account:
         hint = " (set identity.snowflake_account to look up Snowflake names)"
     raise AssetNotFound(f"no asset matches {text!r}{hint}", suggest(store, text, candidates))
+
+
+def _snowflake_without_account(store: GraphStore, settings: Settings, text: str) -> str | None:
+    """`db.schema.table` typed with no account in settings: the one Snowflake asset of any
+    account with that name, if exactly one exists."""
+    if settings.identity.snowflake_account or "://" in text or text.count(".") < 2:
+        return None
+    try:
+        name = snowflake_urn("any", text.strip(), from_metadata=False).split("/", 3)[3]
+    except IdentityError:
+        return None
+    rows = store.read("lineage_snowflake_named", {"suffix": "/" + name, "limit": 2})
+    return str(rows[0]["urn"]) if len(rows) == 1 else None
 
 
 def resolve_column(store: GraphStore, settings: Settings, text: str) -> str:

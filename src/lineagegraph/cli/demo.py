@@ -44,7 +44,7 @@ def summary(result: DemoResult, workdir: Path) -> str:
         f"\nEnd to end: {result.raw_object}",
         f"  is part of {result.raw_dataset}, which flows to the dashboard view:",
         paths_text([result.path]) if result.path else "  (no path found: see the logs above)",
-        f"\nImpact of changing {result.staging}:",
+        "",
         impact_text(result.impact),
         "",
         result.orphans.render("table"),
