@@ -197,6 +197,22 @@ def test_a_pretty_printed_single_event_file(tmp_path: Path) -> None:
     assert problems and problems[0].startswith(f"{path}:")
 
 
+def test_json_lines_keep_unicode_line_separators_inside_strings(tmp_path: Path) -> None:
+    """U+2028/U+2029 may stand unescaped in JSON strings; they must not split a line."""
+    lines = (DATA / "spark_agent.jsonl").read_text().splitlines()
+    event = json.loads(lines[1])
+    event["job"]["name"] = "daily\u2028orders\u2029v2"
+    path = tmp_path / "events.jsonl"
+    path.write_text(lines[0] + "\n" + json.dumps(event, ensure_ascii=False) + "\r\n" + "{oops\n")
+    problems: list[str] = []
+    located = list(read_events(path, problems))
+    assert [x.where for x in located] == [f"{path}:1", f"{path}:2"]
+    assert located[1].event["job"]["name"] == "daily\u2028orders\u2029v2"
+    assert problems == [
+        f"{path}:3: malformed JSON: Expecting property name enclosed in double quotes"
+    ]
+
+
 def test_fold_patterns_apply_to_openlineage_names(store: GraphStore, tmp_path: Path) -> None:
     event = json.loads((DATA / "spark_agent.jsonl").read_text().splitlines()[1])
     event["inputs"] = [{"namespace": "s3://logs", "name": "app/2024/01/02"}]

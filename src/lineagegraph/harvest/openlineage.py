@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -100,32 +101,40 @@ def _mtime_ms(path: Path) -> int:
 
 
 def read_events(path: Path, problems: list[str]) -> Iterator[Located]:
-    """The events of one file; unparseable lines are reported in `problems` and skipped."""
+    """The events of one file; unparseable lines are reported in `problems` and skipped.
+
+    JSON lines are read one line at a time, so memory stays flat however big the file, and
+    only "\n", "\r" and "\r\n" end a line: U+2028/U+2029, which JSON allows unescaped inside
+    strings, do not. A file that starts with `[` or a pretty-printed `{` is one document.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8", newline="") as fh:
+            head = fh.read(4096).lstrip()
+            fh.seek(0)
+            if head.startswith("[") or re.match(r"\{[ \t]*\r?\n", head):
+                yield from _document_events(path, fh.read(), problems)
+                return
+            for number, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    yield Located(f"{path}:{number}", json.loads(line))
+                except json.JSONDecodeError as exc:
+                    problems.append(f"{path}:{number}: malformed JSON: {exc.msg}")
     except (OSError, UnicodeDecodeError) as exc:
         problems.append(f"{path}: unreadable: {exc}")
+
+
+def _document_events(path: Path, text: str, problems: list[str]) -> Iterator[Located]:
+    """One (pretty-printed) event per file, or a JSON array of events."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problems.append(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}")
         return
-    if text.lstrip().startswith("{\n") or text.lstrip().startswith("[") or (
-        text.count("\n") <= 1 and text.strip()
-    ):  # fmt: skip
-        # one (pretty-printed) event per file, or a JSON array of events
-        try:
-            document = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}")
-            return
-        events = document if isinstance(document, list) else [document]
-        for index, event in enumerate(events):
-            yield Located(f"{path}" + (f"[{index}]" if isinstance(document, list) else ""), event)
-        return
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield Located(f"{path}:{number}", json.loads(line))
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{number}: malformed JSON: {exc.msg}")
+    events = document if isinstance(document, list) else [document]
+    for index, event in enumerate(events):
+        yield Located(f"{path}" + (f"[{index}]" if isinstance(document, list) else ""), event)
 
 
 # --- one event into graph values ----------------------------------------------------------
