@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
@@ -11,6 +9,7 @@ from typing import TextIO
 import click
 
 from lineagegraph.cli.app import App, harvest
+from lineagegraph.cli.progress import StatusLine
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.s3 import S3Report, ScanStats, harvest_s3
 from lineagegraph.harvest.s3_inventory import (
@@ -23,38 +22,20 @@ from lineagegraph.settings import with_overrides
 pass_app = click.make_pass_decorator(App)
 
 
-class ProgressLine:
-    """Objects, bytes and rate while a harvest runs: one rewriting line on a terminal (stderr),
-    a plain log line every `log_every` seconds when stderr is a file or a pipe (cron, CI)."""
+class ProgressLine(StatusLine):
+    """Objects, bytes and rate of a listing, on the status line."""
 
     def __init__(self, label: str, stream: TextIO | None = None, log_every: float = 10.0) -> None:
+        super().__init__(stream, log_every)
         self.label = label
-        self.stream: TextIO = sys.stderr if stream is None else stream
-        self.tty = self.stream.isatty()
-        self.every = 0.25 if self.tty else log_every
-        self._last: float | None = None
-        self._width = 0
 
     def __call__(self, stats: ScanStats) -> None:
-        now = time.monotonic()
-        if self._last is not None and now - self._last < self.every:
-            return
-        self._last = now
-        text = (
-            f"{self.label}: {stats.objects:,} objects, {human_bytes(stats.bytes)}, "
-            f"{stats.rate:,.0f} objects/s"
+        self.update(
+            lambda: (
+                f"{self.label}: {stats.objects:,} objects, {human_bytes(stats.bytes)}, "
+                f"{stats.rate:,.0f} objects/s"
+            )
         )
-        if self.tty:
-            self._width = max(self._width, len(text))
-            self.stream.write("\r" + text.ljust(self._width))
-            self.stream.flush()
-        else:
-            click.echo(text, file=self.stream)
-
-    def done(self) -> None:
-        if self.tty and self._width:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 @contextmanager

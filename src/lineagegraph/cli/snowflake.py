@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from datetime import UTC, datetime
 from typing import TextIO
@@ -10,6 +9,7 @@ from typing import TextIO
 import click
 
 from lineagegraph.cli.app import App, harvest
+from lineagegraph.cli.progress import StatusLine
 from lineagegraph.harvest.snowflake.harvester import SnowflakeReport, connect, urn_account
 from lineagegraph.harvest.snowflake.harvester import harvest as harvest_snowflake
 from lineagegraph.settings import with_overrides
@@ -17,34 +17,16 @@ from lineagegraph.settings import with_overrides
 pass_app = click.make_pass_decorator(App)
 
 
-class RowProgress:
-    """Rows read so far and the rate: a rewriting line on a terminal (stderr), a log line every
-    `log_every` seconds otherwise (cron, CI)."""
+class RowProgress(StatusLine):
+    """ACCESS_HISTORY rows read so far and the rate, on the status line."""
 
     def __init__(self, stream: TextIO | None = None, log_every: float = 10.0) -> None:
-        self.stream: TextIO = sys.stderr if stream is None else stream
-        self.tty = self.stream.isatty()
-        self.every = 0.25 if self.tty else log_every
+        super().__init__(stream, log_every)
         self.started = time.monotonic()
-        self._last = self.started
 
     def __call__(self, rows: int) -> None:
-        now = time.monotonic()
-        if now - self._last < self.every:
-            return
-        self._last = now
-        rate = rows / max(now - self.started, 1e-9)
-        text = f"snowflake: {rows:,} ACCESS_HISTORY rows, {rate:,.0f} rows/s"
-        if self.tty:
-            self.stream.write("\r" + text)
-            self.stream.flush()
-        else:
-            click.echo(text, file=self.stream)
-
-    def done(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
+        rate = rows / max(time.monotonic() - self.started, 1e-9)
+        self.update(lambda: f"snowflake: {rows:,} ACCESS_HISTORY rows, {rate:,.0f} rows/s")
 
 
 def when(ms: int | None) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from lineagegraph.cli.app import App, harvest
+from lineagegraph.cli.progress import StatusLine
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.openlineage import OpenLineageReport, harvest_openlineage
 from lineagegraph.spark.spool import replay
@@ -85,19 +85,11 @@ def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:
         raise HarvestError(f"{len(report.problems)} events or facets were skipped (--strict)")
 
 
-class _Progress:
-    """A rewriting status line on a terminal; silent in logs (the summary line says it all)."""
+class _Progress(StatusLine):
+    """Files and events so far on a terminal; silent in logs (the summary line says it all)."""
 
     def __init__(self) -> None:
-        self.tty = sys.stderr.isatty()
-        self.shown = False
+        super().__init__(log_every=None)
 
     def __call__(self, report: OpenLineageReport) -> None:
-        if self.tty:
-            sys.stderr.write(f"\r{report.files:,} files, {report.events:,} events")
-            sys.stderr.flush()
-            self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
+        self.update(lambda: f"{report.files:,} files, {report.events:,} events")
