@@ -10,6 +10,7 @@ WHERE clash IS NULL
 MERGE (n:Asset:Dataset {urn: r.urn})
 ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen, n.last_seen = r.seen
 SET n.bucket = $bucket,
+    n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,
     n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at THEN n.deleted_at ELSE null END,
     n.last_seen = CASE WHEN r.seen > n.last_seen THEN r.seen ELSE n.last_seen END
 RETURN count(n) AS written

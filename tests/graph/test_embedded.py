@@ -39,6 +39,22 @@ def test_data_survives_a_restart(tmp_path: Path) -> None:
         assert store.execute("MATCH (n:Asset) RETURN n.urn", write=False).rows == [["kept"]]
 
 
+def test_reopening_a_large_graph_waits_while_the_server_loads_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Big enough that the server still answers LOADING to the first ping after a restart.
+    with open_store(GraphSettings(data_dir=tmp_path)) as store:
+        store.execute(
+            "UNWIND range(1, 1000000) AS i CREATE (:Big {i: i, s: 'payload'})", write=True
+        )
+    with (
+        caplog.at_level("INFO", logger="lineagegraph.graph.embedded"),
+        open_store(GraphSettings(data_dir=tmp_path)) as store,
+    ):
+        assert store.execute("MATCH (n:Big) RETURN count(n)", write=False).rows == [[1000000]]
+    assert "loading the embedded store" in caplog.text
+
+
 def test_two_users_share_one_server_and_the_last_stops_it(tmp_path: Path) -> None:
     first = open_store(GraphSettings(data_dir=tmp_path))
     second = open_store(GraphSettings(data_dir=tmp_path))

