@@ -1,32 +1,27 @@
 // S3 storage per bucket, dataset, storage class and status ('orphaned', 'consumed', 'excluded')
 // for the orphan and cost reports (DESIGN.md section 5). Consumption is worked out per dataset
 // (few) through its ancestors' urns, not per object (many); objects consumed on their own (a Spark
-// read of one file path) are found from the edges first and matched within their dataset only.
+// read of one file path) come in $touched, from orphans_consumed_objects, and are matched within
+// their dataset only.
 // An edge consumes when it was first seen by as_of and last seen at or after since: its observed
 // life overlaps the window (so a later sighting never turns a consumed object into an orphan).
 // A read's time is its last sighting, or its first when the last is after as_of.
-// Params: as_of, since (epoch ms); buckets (list of names, [] = all); include_deleted,
-// with_consumed (true: every object, false: orphaned ones only); exclude (glob matchers from
-// lineagegraph.reports.globs); min_billable, monitor_min (storage class -> bytes).
+// Params: as_of, since (epoch ms); touched (the rows of orphans_consumed_objects: {dataset,
+// own}); buckets (list of names, [] = all); include_deleted, with_consumed (true: every object,
+// false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
+// min_billable, monitor_min (storage class -> bytes).
 
-// 1. Objects consumed on their own, grouped by their dataset.
-OPTIONAL MATCH (a:File)-[e:FLOWS_TO]->()
-WHERE e.first_seen <= $as_of
-WITH collect({urn: a.urn, seen: e.last_seen, first: e.first_seen}) AS flows
-OPTIONAL MATCH (:Transformation)-[e:READS_FROM]->(a:File)
-WHERE e.first_seen <= $as_of
-WITH flows, collect({urn: a.urn, seen: e.last_seen, first: e.first_seen}) AS reads
-UNWIND flows + reads AS edge
-OPTIONAL MATCH (a:Asset {urn: edge.urn})-[:PART_OF]->(ad:Dataset)
-WITH ad.urn AS dataset, a.urn AS urn, max(edge.seen) >= $since AS live,
-     max(CASE WHEN edge.seen <= $as_of THEN edge.seen ELSE edge.first END) AS last
-WITH dataset, collect({urn: urn, live: live, last: last}) AS own
-WITH collect({dataset: dataset, own: own}) AS touched
-
-// 2. Each dataset is consumed through itself or any dataset above it: look its ancestors up.
-MATCH (d:Dataset)
+// 1. Each dataset is consumed through itself or any dataset above it: look its ancestors up.
+// The touched datasets come with their objects consumed on their own; every other dataset gets
+// an empty list (a membership test per dataset, not a search of the touched list).
+WITH [t IN $touched | t.dataset] AS touched_urns
+MATCH (other:Dataset)
+WHERE NOT other.urn IN touched_urns
+WITH collect(other.urn) AS idle
+UNWIND $touched + [urn IN idle | {dataset: urn, own: []}] AS x
+MATCH (d:Asset:Dataset {urn: x.dataset})
 WHERE d.system = 's3' AND (size($buckets) = 0 OR split(d.urn, '/')[2] IN $buckets)
-WITH d, coalesce(head([t IN touched WHERE t.dataset = d.urn | t.own]), []) AS own,
+WITH d, x.own AS own,
      reduce(urns = [], part IN split(d.urn, '/')[2..] |
             urns + [coalesce(last(urns) + '/', 's3://') + part]) AS ancestors
 UNWIND ancestors AS ancestor
@@ -46,7 +41,7 @@ WITH d, own, collect(live) AS lives, max(last) AS dataset_last
 WITH d, own, any(x IN lives WHERE x) AS covered, dataset_last
 WHERE $with_consumed OR NOT covered
 
-// 3. The present objects of the datasets left, each with its status and last read.
+// 2. The present objects of the datasets left, each with its status and last read.
 MATCH (f)-[:PART_OF]->(d)
 WHERE f.first_seen <= $as_of AND ($include_deleted OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
 WITH d, f, coalesce(f.storage_class, 'STANDARD') AS storage_class,

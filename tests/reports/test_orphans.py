@@ -27,9 +27,10 @@ KIB = 1024
 
 def usage(store: GraphStore, **params: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
     """The statement's own rows by (dataset, storage class, status), to check its sums."""
+    window = {"as_of": AS_OF, "since": AS_OF - 90 * DAY}
     values = {
-        "as_of": AS_OF,
-        "since": AS_OF - 90 * DAY,
+        **window,
+        "touched": store.read("orphans_consumed_objects", window),
         "buckets": [],
         "include_deleted": False,
         "with_consumed": True,

@@ -1,8 +1,9 @@
 """The orphaned-S3 report and the S3 cost report (DESIGN.md section 5).
 
-One graph statement (cypher/orphans_usage.cypher) sums the objects per bucket, dataset, storage
-class and status; this module prices those sums (lineagegraph.reports.pricing), rolls them up
-to the rows asked for, ranks datasets by cost and renders the result.
+Two graph statements (cypher/orphans_consumed_objects.cypher, then cypher/orphans_usage.cypher)
+sum the objects per bucket, dataset, storage class and status; this module prices those sums
+(lineagegraph.reports.pricing), rolls them up to the rows asked for, ranks datasets by cost and
+renders the result.
 """
 
 from __future__ import annotations
@@ -222,12 +223,18 @@ class Report:
 
 
 def run_report(store: GraphStore, options: ReportOptions) -> Report:
-    """Query the graph once, price what it returns and build the report."""
+    """Query the graph, price what it returns and build the report.
+
+    Two statements: the objects consumed on their own (few) first, so that the sums over every
+    object can look a dataset's up by urn instead of searching for it.
+    """
+    window = {"as_of": options.as_of, "since": options.since}
+    touched = store.read("orphans_consumed_objects", window)
     records = store.read(
         "orphans_usage",
         {
-            "as_of": options.as_of,
-            "since": options.since,
+            **window,
+            "touched": touched,
             "buckets": list(options.buckets),
             "include_deleted": options.include_deleted,
             "with_consumed": options.kind == "cost",
@@ -278,8 +285,9 @@ def _roll_up(
 
 
 def _rank(groups: dict[tuple[Any, ...], _Sums]) -> list[tuple[tuple[Any, ...], _Sums]]:
-    """Most expensive first; ties by size, then by name, so output is stable."""
-    return sorted(groups.items(), key=lambda kv: (-kv[1].cost, -kv[1].bytes, kv[0]))
+    """Most expensive first; ties by size, then by name, so output is stable. The cost is
+    compared as a float: exact Fraction comparisons made sorting a large report take seconds."""
+    return sorted(groups.items(), key=lambda kv: (-float(kv[1].cost), -kv[1].bytes, kv[0]))
 
 
 def _records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
