@@ -10,6 +10,7 @@ import hashlib
 import io
 import re
 
+import botocore.utils
 import pytest
 from botocore.client import BaseClient
 from click.testing import CliRunner
@@ -31,7 +32,13 @@ from lineagegraph.cli import cli
 from lineagegraph.cli.s3 import ProgressLine, human_bytes
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.s3 import ScanStats, Scope, distinct_scopes, harvest_s3
+from lineagegraph.harvest.s3 import (
+    ScanStats,
+    Scope,
+    distinct_scopes,
+    harvest_s3,
+    parse_timestamp,
+)
 from lineagegraph.settings import load_settings
 
 NFC, NFD = "caf\u00e9", "cafe\u0301"
@@ -104,6 +111,35 @@ def test_listing_writes_the_graph_contract(
     assert ds[f"s3://{bucket}/raw/double"]["objects_ONEZONE_IA"] == 1
     assert sum(d["objects"] for d in ds.values()) == 8
     assert f"s3://{bucket}/raw/folder" not in ds
+
+
+def test_last_modified_is_what_botocore_itself_parses(
+    store: GraphStore, moto: BaseClient, bucket: str, settings
+) -> None:  # type: ignore[no-untyped-def]
+    # The harvester's client reads listing times without dateutil; the values must not change.
+    put_many(moto, bucket, KEYS)
+    harvest_s3(store, settings, bucket)
+    listed = moto.list_objects_v2(Bucket=bucket)["Contents"]  # a default boto3 client
+    want = {o["Key"]: int(o["LastModified"].timestamp() * 1000) for o in listed}
+    got = {key: f["last_modified"] for key, f in files(store, bucket).items()}
+    assert got == {key: ms for key, ms in want.items() if key in got} and len(got) == 8
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2024-05-01T12:00:00.000Z",  # ListObjectsV2
+        "2024-05-01T12:00:00Z",
+        "2024-05-01T12:00:00.123456Z",
+        "2024-05-01T14:00:00+02:00",  # not UTC-marked: botocore's parser
+        "Wed, 01 May 2024 12:00:00 GMT",  # HTTP headers (HeadObject, GetObject)
+        "1714564800",
+        1714564800,
+    ],
+)
+def test_parse_timestamp_agrees_with_botocore(value: object) -> None:
+    ours, theirs = parse_timestamp(value), botocore.utils.parse_timestamp(value)
+    assert ours == theirs and ours.utcoffset() == theirs.utcoffset()
 
 
 def test_fold_patterns_from_settings_shape_datasets(

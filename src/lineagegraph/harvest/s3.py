@@ -27,10 +27,13 @@ from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Generator, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any
 
 import boto3
+import botocore.session
+import botocore.utils
 from botocore.client import BaseClient
 from botocore.config import Config
 from botocore.exceptions import (
@@ -166,12 +169,30 @@ class S3Report:
 # --- client and errors ---------------------------------------------------------------------
 
 
+def parse_timestamp(value: Any) -> datetime:
+    """botocore's timestamp parser, with a fast path for the ISO 8601 UTC times that listings
+    carry (`2024-05-01T12:00:00.000Z`): botocore reads every one with dateutil, which took about
+    60 % of the CPU time of a ListObjectsV2 page. Anything else goes to botocore's own parser,
+    so values are the same either way (aware datetimes in UTC)."""
+    if isinstance(value, str) and value.endswith("Z") and "T" in value:
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass
+    return botocore.utils.parse_timestamp(value)
+
+
 def make_client(settings: S3Settings) -> BaseClient:
     """An S3 client for any S3-compatible endpoint, retrying throttling with backoff."""
     secret = settings.secret_access_key
     token = settings.session_token
+    core = botocore.session.get_session()
+    core.get_component("response_parser_factory").set_parser_defaults(
+        timestamp_parser=parse_timestamp
+    )
     try:
         session = boto3.session.Session(
+            botocore_session=core,
             profile_name=settings.profile,
             aws_access_key_id=settings.access_key_id,
             aws_secret_access_key=secret.get_secret_value() if secret else None,
