@@ -201,6 +201,16 @@ def test_an_older_sighting_lowers_first_seen_only(store: GraphStore, name: str) 
     assert got == [[T0, T0 + 200]]
 
 
+@pytest.mark.parametrize("name", ["merge_tables", "merge_datasets", "merge_files"])
+def test_an_older_sighting_keeps_the_newer_properties(store: GraphStore, name: str) -> None:
+    urn = "snowflake://acme/DB.S.T" if name == "merge_tables" else "s3://b/raw/x"
+    for seen, size in ((T0 + 100, 1), (T0 + 200, 2), (T0, 3)):  # the last one is the oldest
+        row = {"urn": urn, "system": "s3", "name": "x", "seen": seen, "props": {"size": size}}
+        store.run(name, {"rows": [row]})
+    got = store.execute("MATCH (n:Asset {urn: $u}) RETURN n.size", {"u": urn}, write=False).rows
+    assert got == [[2]]
+
+
 def test_a_failed_batch_leaves_the_graph_as_it_was(store: GraphStore) -> None:
     write(store, table("A"))
     # The second row's property is a map, which no backend stores: the whole batch must fail.
