@@ -32,6 +32,7 @@ from lineagegraph.cli import cli
 from lineagegraph.cli.s3 import ProgressLine, human_bytes
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest import s3 as s3_harvest
 from lineagegraph.harvest.s3 import (
     ScanStats,
     Scope,
@@ -150,6 +151,19 @@ def test_fold_patterns_from_settings_shape_datasets(
     settings.identity.fold_patterns.append(r"\d{4}/\d{2}/\d{2}")
     harvest_s3(store, settings, bucket)
     assert files(store, bucket)["logs/2024/01/31/a.log"]["dataset"] == f"s3://{bucket}/logs"
+
+
+def test_rollups_are_summed_a_page_of_datasets_at_a_time(
+    store: GraphStore, moto: BaseClient, bucket: str, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(s3_harvest, "ROLLUP_PAGE", 2)
+    keys = {f"t{t}/part-{i}.csv": (b"x" * (t + 1), "STANDARD") for t in range(5) for i in range(3)}
+    put_many(moto, bucket, keys)
+    harvest_s3(store, settings, bucket)
+    ds = datasets(store, bucket)
+    assert {urn: (d["objects"], d["bytes"]) for urn, d in ds.items()} == {
+        f"s3://{bucket}/t{t}": (3, 3 * (t + 1)) for t in range(5)
+    }
 
 
 def test_rerun_changes_only_last_seen(

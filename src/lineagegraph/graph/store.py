@@ -6,10 +6,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, TypeVar
 
 from lineagegraph.graph.statements import statement
 from lineagegraph.settings import GraphSettings
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -82,7 +84,7 @@ class GraphStore(ABC):
         self.close()
 
 
-def chunks(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+def chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:
     it = iter(rows)
     while chunk := list(islice(it, size)):
         yield chunk

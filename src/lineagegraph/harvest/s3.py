@@ -520,25 +520,24 @@ def class_suffix(storage_class: str) -> str:
 
 
 def refresh_rollups(store: GraphStore, scope: Scope) -> int:
-    """Recompute the rollups of every dataset holding an object of the scope, page by page."""
-    after, refreshed = "", 0
-    while True:
-        rows = store.read(
-            "s3_dataset_rollup",
-            {"bucket": scope.bucket, "prefix": scope.prefix, "after": after, "limit": ROLLUP_PAGE},
-        )
-        if not rows:
-            return refreshed
-        per_dataset: dict[str, dict[str, tuple[int, int]]] = defaultdict(dict)
-        for row in rows:
-            classes = per_dataset[row["dataset"]]
+    """Recompute the rollups of every dataset holding an object of the scope.
+
+    The scope's datasets are found in one pass over its objects, then summed a page at a time
+    (a page per pass over the objects made the work grow with datasets times objects); memory
+    holds the scope's dataset urns, far fewer than its objects.
+    """
+    params = {"bucket": scope.bucket, "prefix": scope.prefix}
+    urns = [row["dataset"] for row in store.read("s3_scope_datasets", params)]
+    for page in chunks(urns, ROLLUP_PAGE):
+        per_dataset: dict[str, dict[str, tuple[int, int]]] = {urn: {} for urn in page}
+        for row in store.read("s3_dataset_rollup", {"datasets": page}):
             if row["storage_class"] is not None:
-                classes[row["storage_class"]] = (int(row["objects"]), int(row["bytes"]))
+                per_dataset[row["dataset"]][row["storage_class"]] = (
+                    int(row["objects"]),
+                    int(row["bytes"]),
+                )
         write_rollups(store, per_dataset)
-        refreshed += len(per_dataset)
-        if len(per_dataset) < ROLLUP_PAGE:
-            return refreshed
-        after = rows[-1]["dataset"]  # rows come in the store's own urn order
+    return len(urns)
 
 
 def write_rollups(store: GraphStore, rollups: dict[str, dict[str, tuple[int, int]]]) -> None:
