@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from lineagegraph.errors import StoreError
-from lineagegraph.graph.embedded import STATE_FILE, _pid_alive
+from lineagegraph.graph.embedded import DB_FILE, STATE_FILE, _pid_alive
 from lineagegraph.graph.store import open_store
 from lineagegraph.settings import GraphSettings
 
@@ -53,6 +53,22 @@ def test_reopening_a_large_graph_waits_while_the_server_loads_it(
     ):
         assert store.execute("MATCH (n:Big) RETURN count(n)", write=False).rows == [[1000000]]
     assert "loading the embedded store" in caplog.text
+
+
+def test_a_session_that_wrote_nothing_leaves_the_file_alone(tmp_path: Path) -> None:
+    with open_store(GraphSettings(data_dir=tmp_path)) as store:
+        store.execute("CREATE (:Asset {urn: 'kept'})", write=True)
+    rdb = tmp_path / DB_FILE
+    written = rdb.stat().st_mtime_ns
+    with open_store(GraphSettings(data_dir=tmp_path)) as store:
+        store.execute("MATCH (n) RETURN count(n)", write=False)
+    assert rdb.stat().st_mtime_ns == written  # a read-only session: no save on stop
+    with open_store(GraphSettings(data_dir=tmp_path)) as store:
+        store.execute("CREATE (:Asset {urn: 'new'})", write=True)
+    assert rdb.stat().st_mtime_ns > written
+    with open_store(GraphSettings(data_dir=tmp_path)) as store:
+        got = store.execute("MATCH (n:Asset) RETURN n.urn ORDER BY n.urn", write=False).rows
+    assert got == [["kept"], ["new"]]
 
 
 def test_two_users_share_one_server_and_the_last_stops_it(tmp_path: Path) -> None:
