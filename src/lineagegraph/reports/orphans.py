@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
@@ -56,17 +55,18 @@ class ReportOptions:
 class _Sums:
     """One report row being rolled up from the graph's rows."""
 
+    denominator: int  # of the costs: USD per month = cost / denominator (see pricing.Costing)
     objects: int = 0
     bytes: int = 0
-    cost: Fraction = field(default_factory=Fraction)
+    cost: int = 0
     orphaned_objects: int = 0
     orphaned_bytes: int = 0
-    orphaned_cost: Fraction = field(default_factory=Fraction)
+    orphaned_cost: int = 0
     oldest: int | None = None
     newest: int | None = None
     last_read: int | None = None
 
-    def add(self, record: dict[str, Any], usage: Usage, cost: Fraction) -> None:
+    def add(self, record: dict[str, Any], usage: Usage, cost: int) -> None:
         self.objects += usage.objects
         self.bytes += usage.bytes
         self.cost += cost
@@ -86,11 +86,11 @@ VALUES: dict[str, Callable[[_Sums], Any]] = {
     "objects": lambda s: s.objects,
     "bytes": lambda s: s.bytes,
     "gib": lambda s: _gib(s.bytes),
-    "monthly_usd": lambda s: _usd(s.cost),
+    "monthly_usd": lambda s: _usd(s.cost, s.denominator),
     "orphaned_objects": lambda s: s.orphaned_objects,
     "orphaned_bytes": lambda s: s.orphaned_bytes,
     "orphaned_gib": lambda s: _gib(s.orphaned_bytes),
-    "orphaned_usd": lambda s: _usd(s.orphaned_cost),
+    "orphaned_usd": lambda s: _usd(s.orphaned_cost, s.denominator),
     "oldest_modified": lambda s: iso(s.oldest),
     "newest_modified": lambda s: iso(s.newest),
     "last_read": lambda s: iso(s.last_read),
@@ -253,11 +253,11 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
         for r in records
     ]
     costing = monthly_costs(usages, options.prices)
-    priced = list(zip(records, usages, costing.costs, strict=True))
-    key = GROUPINGS[options.by]
-    rows = _rank(_roll_up(priced, key))
-    top = _rank(_roll_up(priced, GROUPINGS["dataset"]))[: options.top_n]
-    everything = _roll_up(priced, ()).get((), _Sums())
+    priced = list(zip(records, usages, costing.numerators, strict=True))
+    key, denominator = GROUPINGS[options.by], costing.denominator
+    rows = _rank(_roll_up(priced, key, denominator))
+    top = _rank(_roll_up(priced, GROUPINGS["dataset"], denominator))[: options.top_n]
+    everything = _roll_up(priced, (), denominator).get((), _Sums(denominator))
     warnings = [
         f"storage class {name!r} ({objects:,} object{'s' * (objects != 1)}) is not in the "
         f"price table {options.price_table}; priced as {options.prices.standard_class}"
@@ -276,18 +276,22 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
 
 
 def _roll_up(
-    priced: Iterable[tuple[dict[str, Any], Usage, Fraction]], key: tuple[str, ...]
+    priced: Iterable[tuple[dict[str, Any], Usage, int]], key: tuple[str, ...], denominator: int
 ) -> dict[tuple[Any, ...], _Sums]:
     groups: dict[tuple[Any, ...], _Sums] = {}
     for record, usage, cost in priced:
-        groups.setdefault(tuple(record[k] for k in key), _Sums()).add(record, usage, cost)
+        group = tuple(record[k] for k in key)
+        sums = groups.get(group)
+        if sums is None:
+            sums = groups[group] = _Sums(denominator)
+        sums.add(record, usage, cost)
     return groups
 
 
 def _rank(groups: dict[tuple[Any, ...], _Sums]) -> list[tuple[tuple[Any, ...], _Sums]]:
-    """Most expensive first; ties by size, then by name, so output is stable. The cost is
-    compared as a float: exact Fraction comparisons made sorting a large report take seconds."""
-    return sorted(groups.items(), key=lambda kv: (-float(kv[1].cost), -kv[1].bytes, kv[0]))
+    """Most expensive first; ties by size, then by name, so output is stable (costs share one
+    denominator, so comparing numerators is exact)."""
+    return sorted(groups.items(), key=lambda kv: (-kv[1].cost, -kv[1].bytes, kv[0]))
 
 
 def _records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
@@ -298,8 +302,8 @@ def _gib(size: int) -> float:
     return round(size / GB, 3)
 
 
-def _usd(cost: Fraction) -> float:
-    return round(float(cost), 4)
+def _usd(cost: int, denominator: int) -> float:
+    return round(cost / denominator, 4)
 
 
 def iso(ms: int | None) -> str | None:

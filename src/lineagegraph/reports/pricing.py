@@ -16,6 +16,7 @@ from decimal import Decimal
 from fractions import Fraction
 from importlib import resources
 from itertools import pairwise
+from math import lcm
 from pathlib import Path
 from typing import Any
 
@@ -142,8 +143,17 @@ class Usage:
 
 @dataclass(frozen=True)
 class Costing:
-    costs: list[Fraction]  # USD per month, one per usage, in order
+    """USD per month of each usage, in order, as exact integers over one shared denominator
+    (adding them up is integer addition, not Fraction arithmetic: a large report has tens of
+    thousands of rows, rolled up three ways)."""
+
+    numerators: list[int]
+    denominator: int
     unpriced: Counter[str] = field(default_factory=Counter)  # unknown class -> objects
+
+    @property
+    def costs(self) -> list[Fraction]:
+        return [Fraction(n, self.denominator) for n in self.numerators]
 
 
 def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
@@ -155,9 +165,8 @@ def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
     """
     standard = prices.standard_class
     unpriced: Counter[str] = Counter()
-    pooled: list[list[tuple[str, int]]] = []  # per usage: (priced-as class, bytes)
+    pooled: list[tuple[str, list[tuple[str, int]]]] = []  # per usage: class, (pool, bytes)
     totals: defaultdict[str, int] = defaultdict(int)
-    fees: list[Fraction] = []
     for usage in usages:
         name = usage.storage_class
         if name not in prices.classes:
@@ -170,17 +179,26 @@ def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
         ]
         for pool, size in parts:
             totals[pool] += size
-        pooled.append(parts)
-        fees.append(
-            usage.monitored_objects * Fraction(price.monitoring_usd_per_1000_objects) / 1000
-        )
-    pool_cost = {pool: tiered_cost(size, prices.classes[pool]) for pool, size in totals.items()}
-    costs = [
-        fee
-        + sum((pool_cost[pool] * size / totals[pool] for pool, size in parts if size), Fraction())
-        for parts, fee in zip(pooled, fees, strict=True)
+        pooled.append((name, parts))
+    # A row's share of a pool is pool_cost * size / total; its fee is monitored * price / 1000.
+    share = {
+        pool: tiered_cost(size, prices.classes[pool]) / size
+        for pool, size in totals.items()
+        if size
+    }
+    fee = {
+        name: Fraction(price.monitoring_usd_per_1000_objects) / 1000
+        for name, price in prices.classes.items()
+    }
+    denominator = lcm(*(f.denominator for f in [*share.values(), *fee.values()]))
+    per_byte = {pool: f.numerator * (denominator // f.denominator) for pool, f in share.items()}
+    per_object = {name: f.numerator * (denominator // f.denominator) for name, f in fee.items()}
+    numerators = [
+        usage.monitored_objects * per_object[name]
+        + sum(size * per_byte[pool] for pool, size in parts if size)
+        for usage, (name, parts) in zip(usages, pooled, strict=True)
     ]
-    return Costing(costs, unpriced)
+    return Costing(numerators, denominator, unpriced)
 
 
 def tiered_cost(size: int, price: ClassPrice) -> Fraction:
