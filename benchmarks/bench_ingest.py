@@ -67,11 +67,11 @@ def server_peak_rss_mb(data_dir: Path) -> float | None:
 def traversal_ms(store: GraphStore, starts: list[str], direction: str) -> list[float]:
     from lineagegraph import lineage
 
-    walk = lineage.downstream if direction == "down" else lineage.upstream
+    way = "downstream" if direction == "down" else "upstream"
     times = []
     for urn in starts:
         t = time.perf_counter()
-        walk(store, urn, depth=20)
+        lineage.traverse(store, urn, way, depth=20)
         times.append((time.perf_counter() - t) * 1000)
     return times
 

@@ -3,7 +3,7 @@
 Builds a layered DAG (raw S3 feeds -> staging -> intermediate -> marts -> reports) through
 GraphWriter into a fresh embedded FalkorDB store: fan-in of 1-10 per asset (most small, some
 skip-level edges), a few hub tables with hundreds of neighbours each way, and chains 20 deep.
-Then times lineagegraph.lineage.downstream/upstream to depth 20 from several start assets and,
+Then times lineagegraph.lineage.traverse to depth 20 from several start assets and,
 in the same run, the naive variable-length pattern that enumerates paths
 (`MATCH (a)-[:FLOWS_TO*1..20]->(b) RETURN DISTINCT b`), with a timeout; when the baseline times
 out at depth 20 it is retried at smaller depths and the report says so.
@@ -143,7 +143,7 @@ def starts(graph: LineageGraph, count: int, seed: int) -> dict[str, list[str]]:
 # The baselines are what this benchmark measures against, not statements the tool runs, so they
 # live here; the depth is an integer constant of this script (no backend takes a parameter).
 # "distinct" asks only for the reachable set; "distance" also for each asset's distance, as
-# lineage.downstream/upstream answer, which makes the backend enumerate the paths.
+# lineage.traverse answers, which makes the backend enumerate the paths.
 BASELINES = {
     "distinct": "RETURN DISTINCT b.urn AS urn",
     "distance": "RETURN b.urn AS urn, min(length(p)) AS distance",
@@ -232,7 +232,6 @@ def main() -> None:
 
 
 def report(store: GraphStore, shape: LineageGraph, args: argparse.Namespace) -> None:
-    functions = {"downstream": lineage.downstream, "upstream": lineage.upstream}
     all_ms: list[float] = []
     depths = [d for d in (args.depth, 10, 6, 4) if d <= args.depth]
     for direction, urns in starts(shape, args.starts, args.seed).items():
@@ -245,7 +244,7 @@ def report(store: GraphStore, shape: LineageGraph, args: argparse.Namespace) -> 
             times, found = [], []
             for _ in range(args.repeat):
                 began = time.perf_counter()
-                found = functions[direction](store, urn, depth=args.depth)
+                found = lineage.traverse(store, urn, direction, depth=args.depth)
                 times.append((time.perf_counter() - began) * 1000)
             mss.extend(times)
             ours = statistics.median(times)

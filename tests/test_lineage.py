@@ -134,7 +134,7 @@ def distances(found: list[lineage.Reached]) -> dict[str, int]:
 
 
 def test_downstream_returns_each_asset_once_at_its_shortest_distance(graph: GraphStore) -> None:
-    found = lineage.downstream(graph, ORDERS_S3)
+    found = lineage.traverse(graph, ORDERS_S3, "downstream")
     # DAILY is reached twice (directly from RAW_ORDERS and through ENRICHED): listed once, at 3.
     assert distances(found) == {STAGED: 1, RAW_ORDERS: 2, ENRICHED: 3, DAILY: 3, REVENUE: 4}
     assert [r.distance for r in found] == sorted(r.distance for r in found)
@@ -148,7 +148,7 @@ def test_downstream_returns_each_asset_once_at_its_shortest_distance(graph: Grap
 
 
 def test_upstream_follows_flows_backwards(graph: GraphStore) -> None:
-    found = lineage.upstream(graph, REVENUE)
+    found = lineage.traverse(graph, REVENUE, "upstream")
     assert distances(found) == {
         DAILY: 1, RAW_ORDERS: 2, ENRICHED: 2, CUSTOMERS: 3, STAGED: 3, ORDERS_S3: 4,
     }  # fmt: skip
@@ -161,14 +161,17 @@ def test_upstream_follows_flows_backwards(graph: GraphStore) -> None:
 
 
 def test_depth_bounds_the_search(graph: GraphStore) -> None:
-    assert distances(lineage.downstream(graph, ORDERS_S3, depth=2)) == {STAGED: 1, RAW_ORDERS: 2}
-    assert distances(lineage.upstream(graph, REVENUE, depth=1)) == {DAILY: 1}
+    assert distances(lineage.traverse(graph, ORDERS_S3, "downstream", depth=2)) == {
+        STAGED: 1,
+        RAW_ORDERS: 2,
+    }
+    assert distances(lineage.traverse(graph, REVENUE, "upstream", depth=1)) == {DAILY: 1}
 
 
 def test_deleted_assets_are_neither_shown_nor_followed_by_default(graph: GraphStore) -> None:
-    default = distances(lineage.downstream(graph, RAW_ORDERS))
+    default = distances(lineage.traverse(graph, RAW_ORDERS, "downstream"))
     assert OLD_COPY not in default and LEGACY not in default
-    everything = lineage.downstream(graph, RAW_ORDERS, include_deleted=True)
+    everything = lineage.traverse(graph, RAW_ORDERS, "downstream", include_deleted=True)
     assert distances(everything)[OLD_COPY] == 1 and distances(everything)[LEGACY] == 2
     old = next(r for r in everything if r.urn == OLD_COPY)
     assert old.deleted_at == T0 + 10_000
@@ -176,19 +179,23 @@ def test_deleted_assets_are_neither_shown_nor_followed_by_default(graph: GraphSt
 
 def test_starting_at_a_deleted_asset_needs_include_deleted(graph: GraphStore) -> None:
     with pytest.raises(AssetDeleted, match="--include-deleted"):
-        lineage.downstream(graph, OLD_COPY)
-    assert distances(lineage.downstream(graph, OLD_COPY, include_deleted=True)) == {LEGACY: 1}
+        lineage.traverse(graph, OLD_COPY, "downstream")
+    assert distances(lineage.traverse(graph, OLD_COPY, "downstream", include_deleted=True)) == {
+        LEGACY: 1
+    }
 
 
 def test_filters_choose_what_is_shown_not_what_is_followed(graph: GraphStore) -> None:
-    datasets = lineage.upstream(graph, REVENUE, kinds=["Dataset"])
+    datasets = lineage.traverse(graph, REVENUE, "upstream", kinds=["Dataset"])
     assert distances(datasets) == {STAGED: 3, ORDERS_S3: 4}
     # The tables between were left out, so STAGED connects straight back to the start.
     assert [r.reached_from for r in datasets] == [(REVENUE,), (STAGED,)]
-    tables = lineage.downstream(graph, ORDERS_S3, systems=["snowflake"], kinds=["Table"])
+    tables = lineage.traverse(
+        graph, ORDERS_S3, "downstream", systems=["snowflake"], kinds=["Table"]
+    )
     assert distances(tables) == {RAW_ORDERS: 2, ENRICHED: 3, DAILY: 3, REVENUE: 4}
     assert next(r for r in tables if r.urn == RAW_ORDERS).reached_from == (ORDERS_S3,)
-    assert lineage.downstream(graph, ORDERS_S3, systems=["spark"]) == []
+    assert lineage.traverse(graph, ORDERS_S3, "downstream", systems=["spark"]) == []
 
 
 def test_a_cycle_ends_the_search(store: GraphStore) -> None:
@@ -197,8 +204,8 @@ def test_a_cycle_ends_the_search(store: GraphStore) -> None:
     writer.add_all([Asset(u, "Table", "snowflake", name_of(u), T0) for u in (a, b, c)])
     writer.add_all([Flow(a, b, T0), Flow(b, c, T0), Flow(c, a, T0)])
     writer.flush()
-    assert distances(lineage.downstream(store, a, depth=50)) == {b: 1, c: 2}
-    assert distances(lineage.upstream(store, a, depth=50)) == {c: 1, b: 2}
+    assert distances(lineage.traverse(store, a, "downstream", depth=50)) == {b: 1, c: 2}
+    assert distances(lineage.traverse(store, a, "upstream", depth=50)) == {c: 1, b: 2}
 
 
 @pytest.mark.parametrize(
@@ -210,12 +217,12 @@ def test_a_cycle_ends_the_search(store: GraphStore) -> None:
 )
 def test_bad_traversal_arguments(graph: GraphStore, kwargs: dict, message: str) -> None:
     with pytest.raises(LineageGraphError, match=message):
-        lineage.downstream(graph, ORDERS_S3, **kwargs)
+        lineage.traverse(graph, ORDERS_S3, "downstream", **kwargs)
 
 
 def test_unknown_start_lists_close_urns(graph: GraphStore) -> None:
     with pytest.raises(AssetNotFound, match="no asset") as caught:
-        lineage.upstream(graph, sf("REPORTS.PUBLIC.REVENUES"))
+        lineage.traverse(graph, sf("REPORTS.PUBLIC.REVENUES"), "upstream")
     assert caught.value.suggestions[0] == REVENUE
 
 

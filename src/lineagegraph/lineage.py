@@ -404,38 +404,6 @@ def _select(found: list[Reached], keep: Callable[[Reached], bool]) -> list[Reach
     return selected
 
 
-def downstream(
-    store: GraphStore,
-    urn: str,
-    *,
-    depth: int = DEFAULT_DEPTH,
-    systems: Collection[str] = (),
-    kinds: Collection[str] = (),
-    include_deleted: bool = False,
-) -> list[Reached]:
-    """Everything `urn`'s data flows into, within `depth` hops."""
-    return traverse(
-        store, urn, "downstream", depth=depth, systems=systems, kinds=kinds,
-        include_deleted=include_deleted,
-    )  # fmt: skip
-
-
-def upstream(
-    store: GraphStore,
-    urn: str,
-    *,
-    depth: int = DEFAULT_DEPTH,
-    systems: Collection[str] = (),
-    kinds: Collection[str] = (),
-    include_deleted: bool = False,
-) -> list[Reached]:
-    """Everything that feeds `urn`, within `depth` hops."""
-    return traverse(
-        store, urn, "upstream", depth=depth, systems=systems, kinds=kinds,
-        include_deleted=include_deleted,
-    )  # fmt: skip
-
-
 def impact(
     store: GraphStore, urn: str, *, depth: int = MAX_DEPTH, include_deleted: bool = False
 ) -> Impact:
