@@ -180,19 +180,24 @@ def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
         for pool, size in parts:
             totals[pool] += size
         pooled.append((name, parts))
-    # A row's share of a pool is pool_cost * size / total; its fee is monitored * price / 1000.
-    share = {
+    # A row pays its pool's cost per byte for its bytes, plus its class's fee per object.
+    usd_per_byte = {
         pool: tiered_cost(size, prices.classes[pool]) / size
         for pool, size in totals.items()
         if size
     }
-    fee = {
+    usd_per_object = {
         name: Fraction(price.monitoring_usd_per_1000_objects) / 1000
         for name, price in prices.classes.items()
     }
-    denominator = lcm(*(f.denominator for f in [*share.values(), *fee.values()]))
-    per_byte = {pool: f.numerator * (denominator // f.denominator) for pool, f in share.items()}
-    per_object = {name: f.numerator * (denominator // f.denominator) for name, f in fee.items()}
+    rates = [*usd_per_byte.values(), *usd_per_object.values()]
+    denominator = lcm(*(rate.denominator for rate in rates))
+
+    def scaled(rate: Fraction) -> int:
+        return rate.numerator * (denominator // rate.denominator)
+
+    per_byte = {pool: scaled(rate) for pool, rate in usd_per_byte.items()}
+    per_object = {name: scaled(rate) for name, rate in usd_per_object.items()}
     numerators = [
         usage.monitored_objects * per_object[name]
         + sum(size * per_byte[pool] for pool, size in parts if size)
