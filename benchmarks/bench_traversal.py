@@ -95,9 +95,13 @@ def generate(assets: int, layer_count: int, seed: int) -> tuple[LineageGraph, It
     hubs = rng.sample(layers[hub_layer], HUBS)
     upstream_pool = [u for name in names[: names.index(hub_layer)] for u in layers[name]]
     downstream_pool = [u for name in names[names.index(hub_layer) + 1 :] for u in layers[name]]
+
+    def some(pool: list[str]) -> list[str]:  # a hub's degree, fewer in a small graph
+        return rng.sample(pool, min(len(pool), rng.randint(*HUB_DEGREE)))
+
     for hub in hubs:
-        edges.update((src, hub) for src in rng.sample(upstream_pool, rng.randint(*HUB_DEGREE)))
-        edges.update((hub, dst) for dst in rng.sample(downstream_pool, rng.randint(*HUB_DEGREE)))
+        edges.update((src, hub) for src in some(upstream_pool))
+        edges.update((hub, dst) for dst in some(downstream_pool))
     chains = []
     for c in range(chain_assets // CHAIN_LENGTH):
         chain = [urn_of("chains", c * CHAIN_LENGTH + k) for k in range(CHAIN_LENGTH)]
@@ -205,6 +209,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-dir", type=Path, help="store directory (default: a temp dir)")
     args = parser.parse_args()
+    smallest = int(CHAIN_LENGTH / CHAIN_SHARE)  # room for one 20-deep chain
+    if args.assets < smallest:
+        parser.error(f"--assets must be at least {smallest:,} (the graph holds 20-deep chains)")
+    if args.layers < 4:
+        parser.error("--layers must be at least 4 (raw, staging, marts, reports)")
 
     with tempfile.TemporaryDirectory(prefix="bench-traversal-") as tmp:
         data_dir = args.data_dir or Path(tmp)
