@@ -299,6 +299,29 @@ def test_harvest_builds_the_documented_graph(
     assert last_watermark(store, "snowflake", ACCOUNT) == NOW - 9 * HOUR
 
 
+def test_an_unqualified_stage_takes_the_query_schema_not_a_namesake(
+    store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
+) -> None:
+    # ACCESS_HISTORY names the stage as typed (`@LANDING_STAGE`); two schemas hold one.
+    account_usage.create_stage("RAW", "AAA", "LANDING_STAGE", "s3://wrong-bucket/in/")
+    account_usage.create_stage("RAW", "LAND", "LANDING_STAGE", "s3://landing/in/")
+    account_usage.add(
+        Query(
+            "unq",
+            NOW - HOUR,
+            direct=[stage("@LANDING_STAGE")],
+            modified=[modified("RAW.LAND.ORDERS")],
+            text="COPY INTO orders FROM @landing_stage/orders/dt=2025-06-15/",
+            query_type="COPY",
+            database="RAW",
+            schema="LAND",
+        )
+    )
+    report = run(store, fakesnow_server)
+    assert edges(store, "FLOWS_TO") == {("s3://landing/in/orders", urn("RAW.LAND.ORDERS"))}
+    assert report.counts["stages_unnamed"] == 0 and report.counts["stage_placeholders"] == 0
+
+
 def test_column_upstream_lists_every_upstream_column(
     store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
 ) -> None:

@@ -284,6 +284,33 @@ def test_user_stage_without_a_name_is_skipped_not_malformed() -> None:
     assert [t.writes for t in of(Transformation, out)] == [(urn("RAW.PUBLIC.T"),)]
 
 
+@pytest.mark.parametrize(
+    ("name", "database", "schema", "text"),
+    [
+        ("@LANDING_STAGE", "RAW", "LAND", "copy into t from @landing_stage/feeds/"),
+        ("LANDING_STAGE", "RAW", "LAND", "copy into t from @LANDING_STAGE/feeds/"),
+        ("@LAND.LANDING_STAGE", "RAW", "OTHER", "copy into t from @land.landing_stage/feeds/"),
+    ],
+)
+def test_an_unqualified_stage_takes_the_query_database_and_schema(
+    name: str, database: str, schema: str, text: str
+) -> None:
+    conv = converter({"RAW.LAND.LANDING_STAGE": "s3://drop/in/",
+                      "RAW.OTHER.LANDING_STAGE": "s3://wrong/in/"})  # fmt: skip
+    q = Query("q1", NOW, direct=[stage(name)], modified=[modified("RAW.PUBLIC.T")], text=text,
+              database=database, schema=schema)  # fmt: skip
+    [flow] = of(Flow, values(q, conv))
+    assert flow.src == "s3://drop/in/feeds"
+    assert conv.counts["stages_unnamed"] == 0 and conv.counts["stage_paths_unknown"] == 0
+
+
+def test_an_unqualified_stage_without_a_query_schema_is_counted() -> None:
+    conv = converter({"RAW.LAND.LANDING_STAGE": "s3://drop/in/"})
+    q = Query("q2", NOW, direct=[stage("@LANDING_STAGE")], modified=[modified("RAW.PUBLIC.T")],
+              text="copy into t from @landing_stage", database=None, schema=None)  # fmt: skip
+    assert of(Flow, values(q, conv)) == [] and conv.counts["stages_unqualified"] == 1
+
+
 def test_internal_stage_is_a_placeholder_without_warning() -> None:
     conv = converter()
     q = Query(

@@ -23,8 +23,9 @@ from typing import Any
 from lineagegraph.harvest.snowflake.queries import ACCESS_HISTORY_COLUMNS
 from lineagegraph.harvest.snowflake.stages import (
     StageResolver,
+    is_unnamed_stage,
+    qualified_stage_name,
     stage_dataset_urns,
-    stage_name,
     stage_paths,
 )
 from lineagegraph.identity import (
@@ -282,10 +283,13 @@ class _RowContext:
             return [urn]
         if not isinstance(name, str):
             raise MalformedRow(self.r.query_id, f"{where}.objectName is not a string")
-        try:
-            stage = stage_name(name)
-        except IdentityError:  # a user (~) or table stage: internal, not a named dataset
+        if is_unnamed_stage(name):  # a user (~) or table (%) stage: not a named dataset
             self.c.counts["stages_unnamed"] += 1
+            return []
+        try:
+            stage = qualified_stage_name(name, self.r.database, self.r.schema)
+        except IdentityError:
+            self.c.counts["stages_unqualified"] += 1
             return []
         kind = entry.get("stageKind")
         resolved = self.c.stages.resolve(stage, kind if isinstance(kind, str) else None)

@@ -50,7 +50,7 @@ class Stage:
 
 
 def stage_name(text: str, *, from_metadata: bool = True) -> StageName:
-    """A fully qualified stage name split into parts (ACCESS_HISTORY names are qualified).
+    """A fully qualified stage name split into parts.
 
     >>> stage_name('RAW.LAND."Drop Zone"')
     ('RAW', 'LAND', 'Drop Zone')
@@ -59,6 +59,39 @@ def stage_name(text: str, *, from_metadata: bool = True) -> StageName:
     if len(parts) != 3:
         raise IdentityError(f"stage name is not DATABASE.SCHEMA.STAGE: {text!r}")
     return parts[0], parts[1], parts[2]
+
+
+def is_unnamed_stage(text: str) -> bool:
+    """A user stage (`@~`) or a table stage (`@%T`): internal, with no name of its own."""
+    return text.removeprefix("@").startswith(("~", "%"))
+
+
+def qualified_stage_name(text: str, database: str | None, schema: str | None) -> StageName:
+    """An ACCESS_HISTORY stage name, qualified with the query's database and schema.
+
+    Snowflake writes a stage name the way the query named it: `@RAW.LAND.FEEDS` when qualified,
+    `@FEEDS` when not. A qualified name is used as stored; a partial one is SQL text as the
+    user typed it (unquoted parts upper-cased) and takes its missing parts from the query's
+    current database and schema in QUERY_HISTORY, as Snowflake resolved it.
+
+    >>> qualified_stage_name("@landing_stage", "RAW", "LAND")
+    ('RAW', 'LAND', 'LANDING_STAGE')
+    >>> qualified_stage_name("@RAW.LAND.FEEDS", None, None)
+    ('RAW', 'LAND', 'FEEDS')
+    """
+    parts = parse_snowflake_name(text.removeprefix("@"), from_metadata=True)
+    if len(parts) == 3:
+        return parts[0], parts[1], parts[2]
+    typed = parse_snowflake_name(text.removeprefix("@"))
+    wanted = [database, schema][: 3 - len(typed)]
+    context = [part for part in wanted if part]
+    if len(context) < len(wanted):
+        raise IdentityError(
+            f"stage name {text!r} is not qualified and QUERY_HISTORY gives the query no "
+            "current database and schema"
+        )
+    first, second, third = [*context, *typed]
+    return first, second, third
 
 
 def stage_paths(
