@@ -137,8 +137,9 @@ class S3Settings(Section):
         0.10,
         ge=0.0,
         le=1.0,
-        description="A complete scan that would soft-delete more than this share of its scope "
-        "stops instead (override once with --allow-mass-delete).",
+        description="A complete scan that would lose more than this share of its scope (objects "
+        "of datasets that vanish entirely, or a fall in the live object count; a rewrite of a "
+        "dataset's objects does not count) stops instead (override once with --allow-mass-delete).",
     )
     retry_mode: Literal["standard", "adaptive"] = Field(
         "adaptive", description="botocore retry mode for throttling and transient errors."

@@ -249,9 +249,10 @@ def test_mass_delete_stops_unless_allowed(
     refused = harvest_s3(store, settings, bucket)
     assert refused.status == "partial" and refused.soft_deleted == 0
     assert refused.errors == [
-        f"stopped before soft-deleting 3 of 10 objects (30%) under s3://{bucket}/: more than "
-        "s3.max_delete_share (10%) of the scope; check the bucket, prefix and credentials, and "
-        "if the objects really are gone rerun with --allow-mass-delete"
+        f"stopped before soft-deleting 3 of 10 objects under s3://{bucket}/: the scan sees 7 "
+        "live objects where the scope had 10 (30% fewer), more than s3.max_delete_share (10%); "
+        "check the bucket, prefix and credentials, and if the objects really are gone rerun "
+        "with --allow-mass-delete"
     ]
     assert run_of(store, refused.run_id)["error"] == refused.errors[0]
     assert set(deleted(store, bucket).values()) == {None}
@@ -259,6 +260,97 @@ def test_mass_delete_stops_unless_allowed(
     allowed = harvest_s3(store, settings, bucket, allow_mass_delete=True)
     assert allowed.status == "success" and allowed.soft_deleted == 3
     assert sum(v is not None for v in deleted(store, bucket).values()) == 3
+
+
+def _parts(prefix: str, run: str, n: int) -> dict[str, tuple[bytes, str]]:
+    """Part files as a Spark overwrite writes them: new names every run."""
+    return {
+        f"{prefix}part-{i:05d}-{run}.c000.snappy.parquet": (b"pq", "STANDARD") for i in range(n)
+    }
+
+
+def test_an_overwrite_that_replaces_every_part_file_is_not_a_mass_delete(
+    store: GraphStore, moto: BaseClient, bucket: str, settings
+) -> None:  # type: ignore[no-untyped-def]
+    first = {**_parts("daily/dt=1/", "aaa", 3), **_parts("daily/dt=2/", "aaa", 3)}
+    put_many(moto, bucket, first)
+    harvest_s3(store, settings, bucket)
+    for key in first:
+        moto.delete_object(Bucket=bucket, Key=key)
+    put_many(moto, bucket, {**_parts("daily/dt=1/", "bbb", 3), **_parts("daily/dt=2/", "bbb", 3)})
+
+    report = harvest_s3(store, settings, bucket)  # all 6 replaced: 50 % of the graph's objects
+    assert report.status == "success" and report.errors == [] and report.soft_deleted == 6
+    state = deleted(store, bucket)
+    assert {k for k, v in state.items() if v is not None} == set(first)
+    assert datasets(store, bucket)[f"s3://{bucket}/daily"]["objects"] == 6
+
+
+def test_a_scan_that_sees_nothing_is_refused(
+    store: GraphStore, moto: BaseClient, bucket: str, settings
+) -> None:  # type: ignore[no-untyped-def]
+    keys = _parts("daily/dt=1/", "aaa", 4)
+    put_many(moto, bucket, keys)
+    harvest_s3(store, settings, bucket)
+    for key in keys:
+        moto.delete_object(Bucket=bucket, Key=key)
+
+    report = harvest_s3(store, settings, bucket)
+    assert report.status == "partial" and report.soft_deleted == 0
+    assert report.errors == [
+        f"stopped before soft-deleting 4 of 4 objects under s3://{bucket}/: the scan sees 0 "
+        "live objects where the scope had 4 (100% fewer), more than s3.max_delete_share (10%); "
+        "check the bucket, prefix and credentials, and if the objects really are gone rerun "
+        "with --allow-mass-delete"
+    ]
+    assert set(deleted(store, bucket).values()) == {None}
+
+
+def test_a_listing_of_other_datasets_is_refused_though_the_count_holds(
+    store: GraphStore, moto: BaseClient, bucket: str, settings
+) -> None:  # type: ignore[no-untyped-def]
+    # What a mis-scoped listing looks like: as many objects as before, none of the datasets.
+    before = {f"sales/{d}/{i}.csv": (b"x", "STANDARD") for d in ("orders", "refunds")
+              for i in range(4)}  # fmt: skip
+    put_many(moto, bucket, before)
+    harvest_s3(store, settings, bucket)
+    for key in before:
+        moto.delete_object(Bucket=bucket, Key=key)
+    put_many(moto, bucket, {f"elsewhere/{i}.csv": (b"x", "STANDARD") for i in range(8)})
+
+    report = harvest_s3(store, settings, bucket)
+    assert report.status == "partial" and report.soft_deleted == 0
+    assert report.errors == [
+        f"stopped before soft-deleting 8 of 8 objects under s3://{bucket}/: 2 datasets would "
+        f"vanish entirely (s3://{bucket}/sales/orders, s3://{bucket}/sales/refunds) with 8 "
+        "objects (100% of the scope), more than s3.max_delete_share (10%); check the bucket, "
+        "prefix and credentials, and if the objects really are gone rerun with "
+        "--allow-mass-delete"
+    ]
+    assert {deleted(store, bucket)[k] for k in before} == {None}
+
+
+@pytest.mark.parametrize(("gone", "refused"), [(3, True), (1, False)])
+def test_a_vanished_dataset_counts_against_the_share(
+    store: GraphStore, moto: BaseClient, bucket: str, settings, gone: int, refused: bool
+) -> None:  # type: ignore[no-untyped-def]
+    stays = {f"big/{i:02}.csv": (b"x", "STANDARD") for i in range(20)}
+    lost = {f"small/{i}.csv": (b"x", "STANDARD") for i in range(gone)}
+    put_many(moto, bucket, {**stays, **lost})
+    harvest_s3(store, settings, bucket)
+    for key in lost:
+        moto.delete_object(Bucket=bucket, Key=key)
+    put_many(moto, bucket, {f"big/new-{i}.csv": (b"x", "STANDARD") for i in range(gone)})
+
+    # The live count holds (20 + gone); `small` vanishes: 3 of 23 (13 %) or 1 of 21 (5 %).
+    report = harvest_s3(store, settings, bucket)
+    assert (report.status == "partial") is refused
+    assert report.soft_deleted == (0 if refused else gone)
+    if refused:
+        assert (
+            f"1 datasets would vanish entirely (s3://{bucket}/small) with 3 objects (13% "
+            in (report.errors[0])
+        )
 
 
 def test_scan_of_a_prefix_deletes_only_inside_it(

@@ -81,8 +81,8 @@ _ENDPOINT = click.option(
 _MASS_DELETE = click.option(
     "--allow-mass-delete",
     is_flag=True,
-    help="Soft-delete even when a complete scan misses more than s3.max_delete_share (10 %) of "
-    "its scope.",
+    help="Soft-delete even when a complete scan looks like a loss: whole datasets vanished, or "
+    "fewer live objects, beyond s3.max_delete_share (10 %) of its scope (rewrites never count).",
 )
 
 

@@ -8,7 +8,8 @@ Why this shape:
   in memory however large the bucket.
 * A scope (bucket + key prefix) soft-deletes the objects it no longer sees only when its scan
   completed; a scope that failed, was interrupted or was denied deletes nothing, and a complete
-  scan that would delete more than ``s3.max_delete_share`` of its scope stops (DESIGN.md 6).
+  scan that would lose more than ``s3.max_delete_share`` of its scope stops (DESIGN.md 6): a
+  rewrite (a dataset whose old objects were replaced by new ones) is not a loss.
 * Dataset rollups (objects, bytes, per storage class) are recomputed from the graph's present
   files afterwards, so they also count files outside the scanned prefix.
 
@@ -478,10 +479,12 @@ def settle(
     settings: S3Settings,
     allow_mass_delete: bool,
     run: HarvestRun,
+    previous: dict[Scope, int],
 ) -> list[str]:
     """Soft-delete what complete scopes no longer hold, then refresh dataset rollups.
 
-    Returns the reasons the run is partial (failed scopes, refused mass deletes).
+    `previous` is each scope's live object count before the scan. Returns the reasons the run
+    is partial (failed scopes, refused mass deletes).
     """
     errors = [message for scope in scopes for message in failures.get(scope, [])]
     for scope in scopes:
@@ -492,19 +495,58 @@ def settle(
         present, unseen = int(counts["present"] or 0), int(counts["unseen"] or 0)
         if not unseen:
             continue
-        if unseen > settings.max_delete_share * present and not allow_mass_delete:
-            errors.append(
-                f"stopped before soft-deleting {unseen:,} of {present:,} objects "
-                f"({unseen / present:.0%}) under {scope.url}: more than s3.max_delete_share "
-                f"({settings.max_delete_share:.0%}) of the scope; check the bucket, prefix and "
-                "credentials, and if the objects really are gone rerun with --allow-mass-delete"
+        if not allow_mass_delete:
+            before = max(previous[scope], unseen)  # what it did not see was there before it
+            refusal = mass_delete_refusal(
+                store, scope, params, before, present - unseen, unseen, settings.max_delete_share
             )
-            continue
+            if refusal:
+                errors.append(refusal)
+                continue
         deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
         run.counts["soft_deleted"] += int(deleted)
     for scope in scopes:
         refresh_rollups(store, scope)
     return errors
+
+
+def mass_delete_refusal(
+    store: GraphStore,
+    scope: Scope,
+    params: dict[str, Any],
+    previous: int,
+    live: int,
+    unseen: int,
+    share: float,
+) -> str | None:
+    """Why soft-deleting `unseen` objects of a complete scan looks like a loss, or None.
+
+    The share counts losses, not rewrites: an unseen object whose dataset still
+    has live objects was replaced (a Spark overwrite) and does not count. A loss is a scope
+    whose live count falls below (1 - share) of its `previous` count (an empty listing), or
+    datasets that vanish entirely with more than `share` of it (a mis-scoped listing).
+    """
+    advice = (
+        "check the bucket, prefix and credentials, and if the objects really are gone rerun "
+        "with --allow-mass-delete"
+    )
+    what = f"stopped before soft-deleting {unseen:,} of {previous:,} objects under {scope.url}"
+    limit = f"more than s3.max_delete_share ({share:.0%})"
+    if live < (1 - share) * previous:
+        return (
+            f"{what}: the scan sees {live:,} live objects where the scope had {previous:,} "
+            f"({1 - live / previous:.0%} fewer), {limit}; {advice}"
+        )
+    vanished = store.read("s3_scope_vanished", params)
+    lost = sum(int(row["objects"]) for row in vanished)
+    if lost > share * previous:
+        names = ", ".join(row["dataset"] for row in vanished[:3])
+        more = f" and {len(vanished) - 3:,} more" if len(vanished) > 3 else ""
+        return (
+            f"{what}: {len(vanished):,} datasets would vanish entirely ({names}{more}) with "
+            f"{lost:,} objects ({lost / previous:.0%} of the scope), {limit}; {advice}"
+        )
+    return None
 
 
 # --- dataset rollups -----------------------------------------------------------------------
@@ -565,6 +607,12 @@ def write_rollups(store: GraphStore, rollups: dict[str, dict[str, tuple[int, int
 # --- the harvest ---------------------------------------------------------------------------
 
 
+def live_objects(store: GraphStore, scope: Scope) -> int:
+    """The scope's present (not soft-deleted) objects: its live count before a scan."""
+    params = {"bucket": scope.bucket, "prefix": scope.prefix, "started": 0}
+    return int(store.read("s3_scope_counts", params)[0]["present"] or 0)
+
+
 def run_scope_label(scopes: Sequence[Scope]) -> str:
     """The :HarvestRun scope: `s3://bucket/prefix`, space-separated when several."""
     return " ".join(scope.url for scope in scopes)
@@ -587,6 +635,7 @@ def scan_and_settle(
     the run closes as 'partial' and the caller re-raises KeyboardInterrupt."""
     stats = ScanStats()
     writer = FileWriter(store, settings.identity.rules(), run, stats)
+    previous = {scope: live_objects(store, scope) for scope in scopes}
     report = S3Report(run.id, run.scope, "running", stats)
     try:
         failures = scan(tasks, writer, settings.s3, endpoint, progress)
@@ -596,7 +645,9 @@ def scan_and_settle(
             writer.flush()  # whole pages already listed are correct sightings
         report.interrupted = True
         return report
-    report.errors = settle(store, scopes, failures, started, settings.s3, allow_mass_delete, run)
+    report.errors = settle(
+        store, scopes, failures, started, settings.s3, allow_mass_delete, run, previous
+    )
     if stats.urn_clashes:
         report.warnings.append(
             f"{stats.urn_clashes:,} objects were not recorded because their urn, or their "
