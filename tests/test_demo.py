@@ -1,8 +1,9 @@
-"""The README's first command, end to end: `lineagegraph demo` in a fresh directory.
+"""The README's first command, end to end: `lineagegraph demo` in a fresh directory, twice.
 
-Runs the real command in a subprocess (it starts its own Spark, S3 and Snowflake stand-ins),
-then opens the graph it left and checks the lineage path and the orphan totals against values
-computed here from the seeded platform definition, not from the graph.
+Runs the real command in a subprocess (it starts its own Spark, S3 and Snowflake stand-ins)
+twice into the same directory, as a newcomer trying it again would, then opens the graph it left
+and checks the lineage path and the orphan totals against values computed here from the seeded
+platform definition, not from the graph. A demo whose step fails must say which and exit non-zero.
 """
 
 from __future__ import annotations
@@ -14,25 +15,35 @@ import subprocess
 import sys
 from pathlib import Path
 
+import boto3
 import pytest
 
 from lineagegraph.demo import platform as p
+from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import open_store
-from lineagegraph.settings import GraphSettings
+from lineagegraph.harvest.s3 import harvest_s3
+from lineagegraph.settings import GraphSettings, Settings
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java 17")
+RUNS = 2
+
+
+def run_demo(workdir: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
+    return subprocess.run(
+        [sys.executable, "-m", "lineagegraph.cli", "demo", "--workdir", str(workdir)],
+        capture_output=True, text=True, timeout=600, env=env, cwd=workdir.parent,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The workdir after running the demo twice; stdout of run N in stdout-N.txt."""
     workdir = tmp_path_factory.mktemp("demo") / "run"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
-    result = subprocess.run(
-        [sys.executable, "-m", "lineagegraph.cli", "demo", "--workdir", str(workdir)],
-        capture_output=True, text=True, timeout=600, env=env, cwd=workdir.parent,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr[-3000:]
-    (workdir / "stdout.txt").write_text(result.stdout)
+    for n in range(1, RUNS + 1):
+        result = run_demo(workdir)
+        assert result.returncode == 0, f"run {n}: {result.stderr[-3000:]}"
+        (workdir / f"stdout-{n}.txt").write_text(result.stdout)
     return workdir
 
 
@@ -43,17 +54,18 @@ def expected_orphans() -> tuple[int, int]:
     return len(orphans), sum(o.size for o in orphans)
 
 
-def test_demo_prints_the_path_and_the_orphan_totals(demo_dir: Path) -> None:
-    out = (demo_dir / "stdout.txt").read_text()
+def test_every_run_prints_the_path_and_the_same_orphan_totals(demo_dir: Path) -> None:
     staging = f"snowflake://{p.ACCOUNT}/{p.STAGING_TABLE}"
     mart = f"snowflake://{p.ACCOUNT}/{p.MART_TABLE}"
     dashboard = f"snowflake://{p.ACCOUNT}/{p.DASHBOARD_VIEW}"
     hops = [f"s3://{p.RAW_BUCKET}/events", f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}",
             staging, mart, dashboard]  # fmt: skip
-    positions = [out.index(urn) for urn in hops]
-    assert positions == sorted(positions), "the path is printed in flow order"
     objects, size = expected_orphans()
-    assert f"Total: objects {objects}, bytes {size:,}" in out
+    for n in range(1, RUNS + 1):
+        out = (demo_dir / f"stdout-{n}.txt").read_text()
+        positions = [out.index(urn) for urn in hops]
+        assert positions == sorted(positions), "the path is printed in flow order"
+        assert f"Total: objects {objects}, bytes {size:,}" in out
 
 
 def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
@@ -67,15 +79,86 @@ def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
     report = json.loads(query.stdout)
     objects, size = expected_orphans()
     assert (report["totals"]["objects"], report["totals"]["bytes"]) == (objects, size)
+    spark_output = sorted(
+        f.relative_to(demo_dir / "s3-mirror" / p.CURATED_BUCKET).as_posix()
+        for f in (demo_dir / "s3-mirror" / p.CURATED_BUCKET).rglob("*")
+        if f.is_file() and not f.name.startswith(".")
+    )
     with open_store(GraphSettings(data_dir=graph)) as store:
-        rows = store.execute(
+
+        def rows(cypher: str, **params: object) -> list[list[object]]:
+            return store.execute(cypher, params, write=False).rows
+
+        assert rows(
             "MATCH (:Asset {urn: $raw})-[:FLOWS_TO*1..6]->(d:Asset {urn: $dash}) RETURN count(*)",
-            {"raw": f"s3://{p.RAW_BUCKET}/events",
-             "dash": f"snowflake://{p.ACCOUNT}/{p.DASHBOARD_VIEW}"}, write=False,
-        ).rows  # fmt: skip
-        assert rows == [[1]]
-        spark_reads = store.execute(
+            raw=f"s3://{p.RAW_BUCKET}/events",
+            dash=f"snowflake://{p.ACCOUNT}/{p.DASHBOARD_VIEW}",
+        ) == [[1]]
+        assert rows(
             "MATCH (f:File)-[:PART_OF]->(d:Dataset {urn: $events}) RETURN count(f)",
-            {"events": f"s3://{p.RAW_BUCKET}/events"}, write=False,
-        ).rows  # fmt: skip
-        assert spark_reads == [[len(p.DAYS) * p.PARTS_PER_DAY]]
+            events=f"s3://{p.RAW_BUCKET}/events",
+        ) == [[len(p.DAYS) * p.PARTS_PER_DAY]]
+        # Every harvest of both runs succeeded: S3 twice, Spark and Snowflake once per run.
+        assert rows("MATCH (r:HarvestRun) RETURN r.system, r.status ORDER BY r.system") == (
+            [["s3", "success"]] * 2 * RUNS + [["snowflake", "success"]] * RUNS
+            + [["spark", "success"]] * RUNS
+        )  # fmt: skip
+        # Only the part files Spark's last overwrite left are present; the replaced ones are not.
+        present = rows(
+            "MATCH (f:File) WHERE f.bucket = $b AND f.deleted_at IS NULL "
+            "RETURN f.key ORDER BY f.key",
+            b=p.CURATED_BUCKET,
+        )
+        assert [key for [key] in present] == spark_output
+
+
+def test_data_is_read_after_it_was_written(demo_dir: Path) -> None:
+    """No dataset flows anywhere before its newest present object was written."""
+    with open_store(GraphSettings(data_dir=demo_dir / "graph")) as store:
+        flows = store.execute(
+            "MATCH (f:File)-[:PART_OF]->(d:Dataset)-[e:FLOWS_TO]->(t:Asset) "
+            "WHERE f.deleted_at IS NULL "
+            "RETURN d.urn, t.urn, e.first_seen, e.last_seen, max(f.last_modified)",
+            write=False,
+        ).rows
+        reads = store.execute(
+            "MATCH (f:File)-[:PART_OF]->(d:Dataset)<-[:READS_FROM]-(j:Transformation) "
+            "WHERE f.deleted_at IS NULL RETURN d.urn, j.last_run_at, max(f.last_modified)",
+            write=False,
+        ).rows
+    assert {(d, t) for d, t, *_ in flows} == {
+        (f"s3://{p.RAW_BUCKET}/events", f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}"),
+        (f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}", f"snowflake://{p.ACCOUNT}/{p.STAGING_TABLE}"),
+    }  # fmt: skip
+    for dataset, target, _first, last_seen, written in flows:
+        assert last_seen > written, f"{dataset} flows to {target} before it was written"
+    assert reads and all(read_at > written for _, read_at, written in reads)
+
+
+def test_a_failing_step_stops_the_demo_and_names_it(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """A graph that holds a dataset the demo's bucket no longer has: listing the bucket would
+    lose it entirely, the mass-delete guard refuses, the harvest is partial: the demo stops."""
+    workdir = tmp_path_factory.mktemp("demo-fails") / "run"
+    with local_s3_server() as endpoint:
+        settings = Settings.model_validate({
+            "graph": {"data_dir": str(workdir / "graph")},
+            "s3": {"endpoint_url": endpoint, "region": "us-east-1", "access_key_id": "t",
+                   "secret_access_key": "t", "addressing_style": "path"},
+        })  # fmt: skip
+        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
+                              aws_access_key_id="t", aws_secret_access_key="t")  # fmt: skip
+        client.create_bucket(Bucket=p.RAW_BUCKET)
+        for i in range(30):
+            client.put_object(Bucket=p.RAW_BUCKET, Key=f"legacy/{i}.csv", Body=b"x")
+        with open_store(settings.graph) as store:
+            store.init_schema()
+            assert harvest_s3(store, settings, p.RAW_BUCKET).status == "success"
+
+    result = run_demo(workdir)
+    assert result.returncode == 5, result.stderr[-3000:]
+    assert "error: demo step [1/5] (S3 at http://127.0.0.1:" in result.stderr
+    assert f"failed: listing s3://{p.RAW_BUCKET} ended partial: stopped before " in result.stderr
+    assert f"(s3://{p.RAW_BUCKET}/legacy) with 30 objects" in result.stderr
+    assert "[2/5]" not in result.stderr and "Done" not in result.stdout

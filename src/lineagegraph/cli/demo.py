@@ -24,10 +24,12 @@ def demo(workdir: Path) -> None:
 
     Starts a local S3 server (moto) with raw event files, runs a local Spark job that turns
     them into curated Parquet (with the lineage listener), fills a local Snowflake stand-in
-    (fakesnow) with ACCESS_HISTORY for COPY INTO a staging table, a mart and a dashboard view,
-    then harvests all three into the graph under WORKDIR/graph and prints the path from a raw
-    object to the dashboard, the impact of the staging table, and the orphaned-S3 cost report.
-    Needs the demo extra: pip install 'lineagegraph[demo]' (and Java 17 for Spark).
+    (fakesnow) with ACCESS_HISTORY for COPY INTO a staging table, a mart and a dashboard view
+    (run after Spark wrote the data), harvests all three into the graph under WORKDIR/graph and
+    prints the path from a raw object to the dashboard, the impact of the staging table, and
+    the orphaned-S3 cost report. Every step must succeed: one that does not stops the demo
+    with the step named and exit code 5. Run it again into the same WORKDIR and it gives the
+    same answers. Needs the demo extra: pip install 'lineagegraph[demo]' (and Java 17).
 
     \b
     Afterwards, query what it built:

@@ -21,7 +21,7 @@ from typing import Any
 
 from lineagegraph.demo import platform as p
 from lineagegraph.demo.account_usage import AccountUsage, Query, accessed, ddl, modified, stage
-from lineagegraph.errors import LineageGraphError
+from lineagegraph.errors import HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.identity import s3_file_urn, snowflake_urn
 from lineagegraph.lineage import Impact, LineagePath, impact, paths
@@ -31,7 +31,11 @@ from lineagegraph.reports.orphans import Report, ReportOptions, run_report
 from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import Settings
 
-HOUR_MS = 3_600_000
+QUERY_GAP_MS = 200  # between the demo's Snowflake queries, which run after Spark's write
+# Listener counts that mean an action's lineage is not in the graph.
+_SPARK_LOSSES = frozenset(
+    {"actions_failed", "actions_dropped", "actions_spooled", "worker_errors", "capture_errors"}
+)
 Echo = Callable[[str], None]
 
 
@@ -50,8 +54,18 @@ class DemoResult:
     seconds: float
 
 
+STEPS = 5
+
+
 def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
-    """Seed S3, run Spark, fill Snowflake's ACCESS_HISTORY, harvest all three into the graph."""
+    """Seed S3, run Spark, fill Snowflake's ACCESS_HISTORY, harvest all three into the graph.
+
+    Each step must succeed: a harvest that ends `partial`, a Spark action the listener could
+    not record or any error stops the demo with HarvestError naming the step, so a demo that
+    prints its answers is one whose graph is complete. Running it again into the same
+    `workdir` gives the same answers (Spark's overwrite replaces its part files; the S3
+    harvest retires the old ones as a rewrite).
+    """
     missing = [m for m in ("moto", "fakesnow", "pyspark") if not _importable(m)]
     if missing:
         raise LineageGraphError(
@@ -64,20 +78,40 @@ def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
         settings = demo_settings(workdir, mirror, endpoint, snow)
         with open_store(settings.graph) as store:
             store.init_schema()
-            echo(f"[1/5] S3 at {endpoint}: seeding s3://{p.RAW_BUCKET}: raw events, old data")
             client = _s3_client(settings)
-            _seed_s3(client)
-            echo("[2/5] Spark: reading the raw events, writing curated Parquet (listener on)")
-            _run_spark(settings, client, mirror)
-            echo("[3/5] Snowflake: COPY INTO the staging table, a mart, a dashboard view")
-            _seed_snowflake(snow)
-            _harvest_snowflake(store, settings, snow)
-            echo("[4/5] Harvesting both S3 buckets")
-            _harvest_s3(store, settings)
-            echo("[5/5] Asking the graph")
-            result = _ask(store, settings)
+            with _step(1, f"S3 at {endpoint}: seeding s3://{p.RAW_BUCKET} and listing it", echo):
+                echo("      raw click events for Spark; partner drops, archive copies and a backup "
+                     "that nothing reads\n      (all uploaded now: a local S3 server stamps every "
+                     "object with its upload time)")  # fmt: skip
+                _seed_s3(client)
+                _harvest_s3(store, settings, p.RAW_BUCKET)
+            with _step(2, "Spark: reading the raw events, writing curated Parquet "
+                          "(lineage listener on)", echo):  # fmt: skip
+                _run_spark(settings, client, mirror)
+            with _step(3, f"S3: listing s3://{p.CURATED_BUCKET}, Spark's output", echo):
+                _harvest_s3(store, settings, p.CURATED_BUCKET)
+            with _step(4, "Snowflake: COPY INTO the staging table from the curated prefix, "
+                          "a mart, a dashboard view; harvesting ACCESS_HISTORY", echo):  # fmt: skip
+                _seed_snowflake(snow, after=now_ms())
+                _harvest_snowflake(store, settings)
+            with _step(5, "Asking the graph", echo):
+                result = _ask(store, settings)
     result.seconds = time.monotonic() - started
     return result
+
+
+@contextlib.contextmanager
+def _step(number: int, title: str, echo: Echo) -> Iterator[None]:
+    """Announce a step; turn anything that stops it into a HarvestError that names it."""
+    label = f"[{number}/{STEPS}]"
+    echo(f"{label} {title}")
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        reason = str(exc) if isinstance(exc, LineageGraphError) else f"{type(exc).__name__}: {exc}"
+        raise HarvestError(f"demo step {label} ({title}) failed: {reason}") from exc
 
 
 def demo_settings(workdir: Path, mirror: Path, endpoint: str, snow: dict[str, Any]) -> Settings:
@@ -141,11 +175,14 @@ def _day_part(key: str) -> tuple[str, int]:
     raise ValueError(key)
 
 
-def _harvest_s3(store: GraphStore, settings: Settings) -> None:
+def _harvest_s3(store: GraphStore, settings: Settings, bucket: str) -> None:
     from lineagegraph.harvest.s3 import harvest_s3
 
-    for bucket in (p.RAW_BUCKET, p.CURATED_BUCKET):
-        harvest_s3(store, settings, bucket)
+    report = harvest_s3(store, settings, bucket)
+    if report.status != "success":
+        raise HarvestError(
+            f"listing s3://{bucket} ended {report.status}: {'; '.join(report.errors)}"
+        )
 
 
 # --- Spark --------------------------------------------------------------------------------
@@ -190,6 +227,10 @@ def _run_spark(settings: Settings, client: Any, mirror: Path) -> None:
         lineage.stop()
     finally:
         spark.stop()
+    counts = lineage.counts
+    lost = {k: n for k, n in counts.items() if k in _SPARK_LOSSES and n}
+    if lost or not counts.get("actions_recorded"):
+        raise HarvestError(f"the lineage listener did not record the Spark job: {dict(counts)}")
     for path in sorted((mirror / p.CURATED_BUCKET).rglob("*")):
         if path.is_file() and not path.name.startswith("."):  # Spark's local .crc files
             key = path.relative_to(mirror / p.CURATED_BUCKET).as_posix()
@@ -221,27 +262,33 @@ def _quiet(names: tuple[str, ...]) -> None:
         logging.getLogger(name).setLevel(logging.ERROR)
 
 
-def _seed_snowflake(snow: dict[str, Any]) -> None:
+def _seed_snowflake(snow: dict[str, Any], after: int) -> None:
+    """Record the demo's queries, the first `QUERY_GAP_MS` after `after`, and wait until the
+    last one has started, so nothing in ACCESS_HISTORY lies in the future of the harvest."""
     import snowflake.connector
 
+    queries = snowflake_queries(after + QUERY_GAP_MS)
     conn = snowflake.connector.connect(**snow)
     try:
         usage = AccountUsage(conn)
         usage.reset()
         db, schema, name = p.STAGE.split(".")
         usage.create_stage(db, schema, name, p.STAGE_URL)
-        usage.add(*snowflake_queries(now_ms()))
+        usage.add(*queries)
         usage.add_dependency(p.DASHBOARD_VIEW, "VIEW", p.MART_TABLE, "TABLE")
     finally:
         conn.close()
+    time.sleep(max(0.0, (queries[-1].at - now_ms() + 1) / 1000))
 
 
-def snowflake_queries(now: int) -> list[Query]:
-    """COPY the curated Parquet into staging, build the mart, create and read the view."""
+def snowflake_queries(start: int) -> list[Query]:
+    """COPY the curated Parquet into staging, build the mart, create and read the view: one
+    after the other from `start` (epoch ms), `QUERY_GAP_MS` apart."""
     staging_cols = ("DT", "USER_ID", "EVENTS", "REVENUE")
+    at = [start + i * QUERY_GAP_MS for i in range(4)]
     return [
         Query(
-            "01demo-copy", now - 5 * HOUR_MS,
+            "01demo-copy", at[0],
             direct=[stage(p.STAGE)],
             modified=[modified(p.STAGING_TABLE, {c: [] for c in staging_cols})],
             text=f"COPY INTO {p.STAGING_TABLE} FROM @{p.STAGE}/{p.CURATED_PREFIX}/ "
@@ -249,7 +296,7 @@ def snowflake_queries(now: int) -> list[Query]:
             query_type="COPY", parameterized_hash="demo-copy-hash",
         ),
         Query(
-            "01demo-mart", now - 4 * HOUR_MS,
+            "01demo-mart", at[1],
             direct=[accessed(p.STAGING_TABLE, "DT", "USER_ID", "REVENUE")],
             modified=[modified(p.MART_TABLE, {
                 "DT": [(p.STAGING_TABLE, "DT")],
@@ -262,14 +309,14 @@ def snowflake_queries(now: int) -> list[Query]:
             schema="MARTS",
         ),
         Query(
-            "01demo-view", now - 3 * HOUR_MS,
+            "01demo-view", at[2],
             ddl=ddl(p.DASHBOARD_VIEW, "CREATE", domain="View"),
             text=f"CREATE OR REPLACE VIEW {p.DASHBOARD_VIEW} AS SELECT dt, active_users, "
                  f"revenue / NULLIF(active_users, 0) AS revenue_per_user FROM {p.MART_TABLE}",
             query_type="CREATE_VIEW", database="ANALYTICS", schema="DASH",
         ),
         Query(
-            "01demo-read", now - 2 * HOUR_MS,
+            "01demo-read", at[3],
             direct=[accessed(p.DASHBOARD_VIEW, "DT", "ACTIVE_USERS", domain="View")],
             base=[accessed(p.MART_TABLE, "DT", "ACTIVE_USERS")],
             text=f"SELECT dt, active_users FROM {p.DASHBOARD_VIEW} ORDER BY dt",
@@ -279,7 +326,7 @@ def snowflake_queries(now: int) -> list[Query]:
     ]  # fmt: skip
 
 
-def _harvest_snowflake(store: GraphStore, settings: Settings, snow: dict[str, Any]) -> None:
+def _harvest_snowflake(store: GraphStore, settings: Settings) -> None:
     from lineagegraph.harvest.snowflake.harvester import connect, harvest
 
     connection = connect(settings.snowflake)
