@@ -322,6 +322,37 @@ def test_an_unqualified_stage_takes_the_query_schema_not_a_namesake(
     assert report.counts["stages_unnamed"] == 0 and report.counts["stage_placeholders"] == 0
 
 
+def test_copy_by_column_name_feeds_from_the_columns_spark_wrote(
+    store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
+) -> None:
+    dataset = "s3://landing/in/daily"
+    writer = GraphWriter(store)  # what the Spark listener writes for its output dataset
+    writer.add(Asset(dataset, "Dataset", "s3", "daily", NOW - 2 * HOUR, {}))
+    writer.add_all(Column(f"{dataset}#{c}", dataset, c, NOW - 2 * HOUR) for c in ("dt", "n"))
+    writer.flush()
+    account_usage.create_stage("RAW", "LAND", "LANDING", "s3://landing/in/")
+    account_usage.add(
+        Query(
+            "cp",
+            NOW - HOUR,
+            direct=[stage("RAW.LAND.LANDING")],
+            modified=[modified("RAW.LAND.DAILY", {"DT": [], "N": [], "LOADED_AT": []})],
+            text="COPY INTO daily FROM @landing/daily/ FILE_FORMAT = (TYPE = PARQUET) "
+            "MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE",
+            query_type="COPY",
+            database="RAW",
+            schema="LAND",
+        )
+    )
+    report = run(store, fakesnow_server)
+    daily = urn("RAW.LAND.DAILY")
+    assert edges(store, "FEEDS") == {
+        (f"{dataset}#dt", f"{daily}#DT"),
+        (f"{dataset}#n", f"{daily}#N"),
+    }
+    assert report.counts["copy_column_pairs"] == 2 and report.counts["copy_columns_unmatched"] == 1
+
+
 def test_column_upstream_lists_every_upstream_column(
     store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
 ) -> None:

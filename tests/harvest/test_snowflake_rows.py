@@ -224,6 +224,48 @@ def test_view_learns_upstreams_from_base_objects_unless_listed() -> None:
     assert of(Flow, listed) == []
 
 
+def test_a_column_written_from_one_view_column_teaches_that_column_its_base_columns() -> None:
+    view, view2 = "AN.CORE.V_ORDERS", "AN.CORE.V_FX"
+    q = Query(
+        "vc",
+        NOW,
+        direct=[
+            accessed(view, "A", "B", domain="View"),
+            accessed("RAW.P.T2", "C"),
+            accessed(view2, "Z", domain="View"),
+        ],
+        modified=[
+            modified(
+                "AN.MART.OUT",
+                {
+                    "A": [(view, "A")],
+                    "B": [(view, "B"), ("RAW.P.T2", "C")],
+                    "C": [(view, "A"), (view2, "Z")],
+                },
+                base={
+                    "A": [("RAW.P.BASE", "X")],
+                    "B": [("RAW.P.BASE", "Y"), ("RAW.P.T2", "C")],
+                    "C": [("RAW.P.BASE", "X"), ("RAW.P.FX", "RATE")],
+                },
+            )
+        ],
+        query_type="INSERT",
+    )
+    # the fixture marks every source as a Table: name the view columns' domain as Snowflake does
+    for column in q.modified[0]["columns"]:
+        for source in column["directSources"]:
+            if source["objectName"] in (view, view2):
+                source["objectDomain"] = "View"
+    conv = converter()
+    feeds = {(f.src, f.dst) for f in of(ColumnFeed, values(q, conv))}
+    learnt = {(s, d) for s, d in feeds if d.startswith((urn(view), urn(view2)))}
+    assert learnt == {
+        (urn("RAW.P.BASE#X"), urn(f"{view}#A")),  # A: one view column, its base column
+        (urn("RAW.P.BASE#Y"), urn(f"{view}#B")),  # B: T2.C was read directly, not via the view
+    }  # C: two view columns, the base columns cannot be told apart
+    assert conv.counts["view_column_pairs"] == 2
+
+
 def test_reads_through_two_unlisted_views_teach_nothing() -> None:
     q = Query(
         "v2",
@@ -252,6 +294,48 @@ def test_copy_from_a_mapped_stage_reads_the_s3_dataset() -> None:
     [flow] = of(Flow, out)
     assert (flow.src, flow.dst) == ("s3://drop/in/partner", urn("RAW.PUBLIC.ORDERS"))
     assert [a.kind for a in of(Asset, out) if a.urn == flow.src] == ["Dataset"]
+
+
+def _copy(columns: list[str], options: str) -> Query:
+    return Query(
+        "cp",
+        NOW,
+        direct=[stage("RAW.LAND.FEEDS")],
+        modified=[modified("RAW.PUBLIC.ORDERS", {c: [] for c in columns})],
+        text=f"COPY INTO orders FROM @land.feeds/orders/ FILE_FORMAT = (TYPE = PARQUET) {options}",
+        query_type="COPY",
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ("MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE", {("dt", "DT"), ("user_id", "USER_ID")}),
+        ("match_by_column_name='CASE_SENSITIVE'", {("Amount", "Amount")}),
+        ("", set()),  # columns by position: the file's column names say nothing
+    ],
+)
+def test_copy_matching_columns_by_name_feeds_from_the_datasets_known_columns(
+    options: str, expected: set[tuple[str, str]]
+) -> None:
+    dataset = "s3://drop/in/orders"
+    known = {dataset: ["Amount", "amount", "dt", "user_id"]}  # e.g. written by Spark
+    conv = converter({"RAW.LAND.FEEDS": "s3://drop/in/"})
+    conv.known_columns = lambda urn: known.get(urn, [])
+    out = values(_copy(["DT", "USER_ID", "Amount", "NOTE"], options), conv)
+    feeds = {(f.src, f.dst) for f in of(ColumnFeed, out)}
+    target = urn("RAW.PUBLIC.ORDERS")
+    assert feeds == {(f"{dataset}#{src}", f"{target}#{dst}") for src, dst in expected}
+    assert {c.urn for c in of(Column, out) if c.asset == dataset} == {s for s, _ in feeds}
+    assert conv.counts["copy_column_pairs"] == len(expected)
+
+
+def test_copy_from_an_unresolved_stage_asks_for_no_columns() -> None:
+    conv = converter()
+    asked: list[str] = []
+    conv.known_columns = lambda urn: asked.append(urn) or []
+    out = values(_copy(["DT"], "MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE"), conv)
+    assert of(ColumnFeed, out) == [] and asked == []
 
 
 def test_unknown_stage_becomes_a_placeholder() -> None:

@@ -2,7 +2,10 @@
 
 - Every object in `objects_modified` FLOWS_TO from every object in `direct_objects_accessed`
   (direct, not base, so a view stays on the path); the writer drops self edges.
-- Each modified column FEEDS from its `directSources`.
+- Each modified column FEEDS from its `directSources`. A COPY from a stage has none for the
+  file side: with MATCH_BY_COLUMN_NAME, each target column FEEDS from the column of the same
+  name (exactly, or ignoring case) that the graph already knows for the stage's dataset (the
+  Spark listener writes a dataset's output columns).
 - The query is a :Transformation keyed by QUERY_PARAMETERIZED_HASH (or its targets and sources)
   that READS_FROM its direct objects and WRITES_TO what it modified; a read-only query only reads.
 - Base objects only teach a view's upstreams, for views OBJECT_DEPENDENCIES does not list.
@@ -15,8 +18,9 @@ MalformedRow naming its query id and the column at fault, and the harvest goes o
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +64,14 @@ TABLE_DOMAINS = frozenset(
 )
 VIEW_DOMAINS = frozenset({"view", "materialized view", "secure view"})
 STAGE_DOMAIN = "stage"
+
+# COPY INTO t FROM @stage ... MATCH_BY_COLUMN_NAME = CASE_INSENSITIVE: file columns by name.
+_MATCH_BY_NAME = re.compile(
+    r"\bMATCH_BY_COLUMN_NAME\s*=\s*'?(CASE_SENSITIVE|CASE_INSENSITIVE)\b", re.IGNORECASE
+)
+
+# The column names the graph knows for an asset urn (a dataset's, written by Spark).
+ColumnNames = Callable[[str], Sequence[str]]
 
 _VARIANT_ARRAYS = ("DIRECT_OBJECTS_ACCESSED", "BASE_OBJECTS_ACCESSED", "OBJECTS_MODIFIED")
 _NAME_CACHE_LIMIT = 200_000
@@ -150,7 +162,8 @@ class RowConverter:
     """Turns parsed rows into model values; shared state is the run's stage cache and counts.
 
     `views_with_dependencies` are the view urns OBJECT_DEPENDENCIES lists: only the others
-    learn their upstreams from base objects (DESIGN.md section 8).
+    learn their upstreams from base objects. `known_columns` gives the columns the graph
+    already holds for a dataset, for COPYs that match file columns by name.
     """
 
     account: str
@@ -158,6 +171,8 @@ class RowConverter:
     rules: FoldRules
     views_with_dependencies: Collection[str]
     counts: Counter[str] = field(default_factory=Counter)
+    known_columns: ColumnNames | None = None
+    _dataset_columns: dict[str, Sequence[str]] = field(default_factory=dict)
     _table_urns: dict[str, str] = field(default_factory=dict)
     _names: dict[str, tuple[str, str]] = field(default_factory=dict)
     _columns: dict[tuple[str, str], str] = field(default_factory=dict)
@@ -195,6 +210,14 @@ class RowConverter:
         if found is None:
             found = (system_of(urn), name_of(urn))
             _cache(self._names, urn, found)
+        return found
+
+    def dataset_columns(self, dataset: str) -> Sequence[str]:
+        """The column names the graph knows for a dataset, asked once per run."""
+        found = self._dataset_columns.get(dataset)
+        if found is None:
+            found = self.known_columns(dataset) if self.known_columns else ()
+            _cache(self._dataset_columns, dataset, found)
         return found
 
     def column_urn(self, asset: str, column: str) -> str:
@@ -247,7 +270,7 @@ class _RowContext:
                 for source in sources:
                     self.out.append(Flow(source, target, r.at, via))
                     counts["table_pairs"] += source != target
-            self._column_feeds(modified, via)
+            self._column_feeds(modified, via, self._copied_datasets(direct))
         self._view_upstreams(direct)
         self._ddl()
         return self.out
@@ -315,7 +338,25 @@ class _RowContext:
 
     # --- columns, views, DDL ----------------------------------------------------------------
 
-    def _column_feeds(self, modified: list[tuple[str, dict[str, Any]]], via: str) -> None:
+    def _copied_datasets(self, direct: list[tuple[str, dict[str, Any]]]) -> tuple[list[str], bool]:
+        """The stage datasets a COPY matching columns by name reads, and whether case counts;
+        none for other queries (their file columns are positions, not names)."""
+        found = _MATCH_BY_NAME.search(self.r.query_text or "")
+        if found is None:
+            return [], False
+        datasets = [
+            urn for urn, entry in direct
+            if _lower(entry.get("objectDomain")) == STAGE_DOMAIN
+            and not urn.startswith("snowflake://")  # a placeholder: no file columns known
+        ]  # fmt: skip
+        return _distinct(datasets), found.group(1).upper() == "CASE_SENSITIVE"
+
+    def _column_feeds(
+        self,
+        modified: list[tuple[str, dict[str, Any]]],
+        via: str,
+        copied: tuple[list[str], bool],
+    ) -> None:
         at, counts = self.r.at, self.c.counts
         for target, entry in modified:
             if self._domain(entry, "OBJECTS_MODIFIED") not in TABLE_DOMAINS:
@@ -332,16 +373,60 @@ class _RowContext:
                 sources = column.get("directSources") or []
                 if not isinstance(sources, list):
                     raise MalformedRow(self.r.query_id, f"directSources of {where} not an array")
+                if not sources:
+                    self._copied_column(target_column, name, copied, via)
+                direct: dict[str, bool] = {}  # source column urn -> is a view's column
                 for source in sources:
-                    if self._domain(source, f"directSources of {where}") not in TABLE_DOMAINS:
+                    domain = self._domain(source, f"directSources of {where}")
+                    if domain not in TABLE_DOMAINS:
                         counts["column_sources_not_tables"] += 1
                         continue
-                    asset = self._table(self._text(source, "objectName", where), where)
-                    self._asset(asset, "Table", {"domain": source["objectDomain"]})
-                    source_column = self._column(asset, self._text(source, "columnName", where), at)
+                    source_column = self._source_column(source, where)
                     if source_column is not None:
+                        direct[source_column] = domain in VIEW_DOMAINS
                         self.out.append(ColumnFeed(source_column, target_column, at, via))
                         counts["column_pairs"] += source_column != target_column
+                self._view_column(direct, column.get("baseSources"), where)
+
+    def _source_column(self, source: dict[str, Any], where: str) -> str | None:
+        """The column urn of a directSources / baseSources entry naming a table-like object."""
+        asset = self._table(self._text(source, "objectName", where), where)
+        self._asset(asset, "Table", {"domain": source["objectDomain"]})
+        return self._column(asset, self._text(source, "columnName", where), self.r.at)
+
+    def _view_column(self, direct: dict[str, bool], base: Any, where: str) -> None:
+        """A column written from exactly one view column teaches that view column its
+        upstreams: the baseSources it did not read directly. With several view columns among
+        the direct sources the base sources cannot be told apart, and nothing is learnt."""
+        views = [urn for urn, is_view in direct.items() if is_view]
+        if len(views) != 1 or not isinstance(base, list):
+            return
+        for source in base:
+            if self._domain(source, f"baseSources of {where}") not in TABLE_DOMAINS:
+                continue
+            upstream = self._source_column(source, where)
+            if upstream is not None and upstream not in direct:
+                self.out.append(ColumnFeed(upstream, views[0], self.r.at))
+                self.c.counts["view_column_pairs"] += 1
+
+    def _copied_column(
+        self, target: str, name: str, copied: tuple[list[str], bool], via: str
+    ) -> None:
+        """Feed a COPY's target column from the same-named column of each dataset it read,
+        when the graph knows exactly one such column there."""
+        datasets, case_sensitive = copied
+        for dataset in datasets:
+            same = [
+                known for known in self.c.dataset_columns(dataset)
+                if (known == name if case_sensitive else known.upper() == name.upper())
+            ]  # fmt: skip
+            if len(same) != 1:
+                self.c.counts["copy_columns_unmatched"] += 1
+                continue
+            source = self._column(dataset, same[0], self.r.at)
+            if source is not None:
+                self.out.append(ColumnFeed(source, target, self.r.at, via))
+                self.c.counts["copy_column_pairs"] += 1
 
     def _column(self, asset: str, name: str, at: int) -> str | None:
         try:

@@ -28,6 +28,7 @@ from lineagegraph.harvest.snowflake import queries
 from lineagegraph.harvest.snowflake.access_history import (
     SYSTEM,
     TABLE_DOMAINS,
+    ColumnNames,
     MalformedRow,
     RowConverter,
 )
@@ -239,7 +240,7 @@ def harvest(
         rules = settings.identity.rules()
         listing = _Listing(account, now, rules, resolver, store, writer, session, report)
         views = listing.dependent_views()
-        converter = RowConverter(account, resolver, rules, views, run.counts)
+        converter = RowConverter(account, resolver, rules, views, run.counts, known_columns(store))
         windows = _access_history_windows(session, cfg, start)
         newest = write_windows(windows, converter, store, writer, report, progress)
         if run.counts["rows"] == 0:
@@ -251,6 +252,15 @@ def harvest(
         run.watermark = max((w for w in (newest, previous) if w is not None), default=None)
         report.watermark = run.watermark
     return report
+
+
+def known_columns(store: GraphStore) -> ColumnNames:
+    """The column names the graph holds for an asset, read as the harvest needs them."""
+
+    def names(urn: str) -> list[str]:
+        return [row["name"] for row in store.read("snowflake_dataset_columns", {"urn": urn})]
+
+    return names
 
 
 def _access_history_windows(
