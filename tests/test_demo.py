@@ -66,6 +66,7 @@ def test_every_run_prints_the_path_and_the_same_orphan_totals(demo_dir: Path) ->
         positions = [out.index(urn) for urn in hops]
         assert positions == sorted(positions), "the path is printed in flow order"
         assert f"Total: objects {objects}, bytes {size:,}" in out
+        assert f"columns '{mart}#REVENUE'" in out  # the hint to see the column lineage
 
 
 def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
@@ -94,6 +95,16 @@ def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
             raw=f"s3://{p.RAW_BUCKET}/events",
             dash=f"snowflake://{p.ACCOUNT}/{p.DASHBOARD_VIEW}",
         ) == [[1]]
+        # Column lineage crosses Spark and the COPY (matched by name): raw amount -> mart revenue.
+        assert rows(
+            "MATCH p = (:Column {urn: $raw})-[:FEEDS*1..5]->(:Column {urn: $mart}) "
+            "RETURN [c IN nodes(p) | c.urn]",
+            raw=f"s3://{p.RAW_BUCKET}/events#amount",
+            mart=f"snowflake://{p.ACCOUNT}/{p.MART_TABLE}#REVENUE",
+        ) == [[[f"s3://{p.RAW_BUCKET}/events#amount",
+                f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}#revenue",
+                f"snowflake://{p.ACCOUNT}/{p.STAGING_TABLE}#REVENUE",
+                f"snowflake://{p.ACCOUNT}/{p.MART_TABLE}#REVENUE"]]]  # fmt: skip
         assert rows(
             "MATCH (f:File)-[:PART_OF]->(d:Dataset {urn: $events}) RETURN count(f)",
             events=f"s3://{p.RAW_BUCKET}/events",

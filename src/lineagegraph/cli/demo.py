@@ -53,6 +53,7 @@ def summary(result: DemoResult, workdir: Path) -> str:
         f"\nDone in {result.seconds:.0f} s. The graph stays in {graph}; try:",
         f"  lineagegraph --data-dir {graph} status",
         f"  lineagegraph --data-dir {graph} upstream '{result.dashboard}'",
+        f"  lineagegraph --data-dir {graph} columns '{result.mart_revenue}'",
         f"  lineagegraph --data-dir {graph} orphans --format markdown",
     ]
     return "\n".join(lines)

@@ -23,7 +23,7 @@ from lineagegraph.demo import platform as p
 from lineagegraph.demo.account_usage import AccountUsage, Query, accessed, ddl, modified, stage
 from lineagegraph.errors import HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, open_store
-from lineagegraph.identity import s3_file_urn, snowflake_urn
+from lineagegraph.identity import column_urn, s3_file_urn, snowflake_urn
 from lineagegraph.lineage import Impact, LineagePath, impact, paths
 from lineagegraph.pipeline import now_ms
 from lineagegraph.reports.globs import exclusion_globs
@@ -48,6 +48,7 @@ class DemoResult:
     raw_dataset: str
     dashboard: str
     staging: str
+    mart_revenue: str  # a column whose lineage crosses S3, Spark and Snowflake
     path: LineagePath | None
     impact: Impact
     orphans: Report
@@ -359,6 +360,9 @@ def _ask(store: GraphStore, settings: Settings) -> DemoResult:
         raw_dataset=raw_dataset,
         dashboard=dashboard,
         staging=staging,
+        mart_revenue=column_urn(
+            snowflake_urn(p.ACCOUNT, p.MART_TABLE, from_metadata=True), "REVENUE"
+        ),
         path=found[0] if found else None,
         impact=impact(store, staging),
         orphans=run_report(store, options),
