@@ -1,4 +1,4 @@
-"""One ACCESS_HISTORY row (with its QUERY_HISTORY facts) to model values (DESIGN.md section 2).
+"""One ACCESS_HISTORY row (with its QUERY_HISTORY facts) to model values.
 
 - Every object in `objects_modified` FLOWS_TO from every object in `direct_objects_accessed`
   (direct, not base, so a view stays on the path); the writer drops self edges.
