@@ -332,9 +332,15 @@ def _harvest_snowflake(store: GraphStore, settings: Settings) -> None:
 
     connection = connect(settings.snowflake)
     try:
-        harvest(store, settings, connection)
+        report = harvest(store, settings, connection)
     finally:
         connection.close()
+    # The demo's rows are all well formed and its stage exists: anything else lost lineage.
+    lost = {
+        k: report.counts[k] for k in ("rows_malformed", "stage_placeholders") if report.counts[k]
+    }
+    if lost:
+        raise HarvestError(f"the Snowflake harvest lost lineage: {lost}; {report.warnings}")
 
 
 # --- questions ----------------------------------------------------------------------------
