@@ -269,6 +269,33 @@ def test_a_stop_that_fails_is_an_error_and_keeps_the_live_server(tmp_path: Path)
     assert wait_dead(pid)
 
 
+REOPEN_AND_COUNT = (
+    "import sys\nfrom pathlib import Path\n"
+    "from lineagegraph.graph.store import open_store\n"
+    "from lineagegraph.settings import GraphSettings\n"
+    "with open_store(GraphSettings(data_dir=Path(sys.argv[1]))) as s:\n"
+    "    print(s.execute('MATCH (n:Asset) RETURN count(n)', write=False).rows[0][0])\n"
+)
+
+
+def test_a_new_store_with_megabytes_of_merges_reopens(tmp_path: Path) -> None:
+    """FalkorDB replaying its own constraint creation followed by megabytes of MERGEs spins
+    forever; a new store therefore starts its append-only file after the constraints."""
+    with open_embedded(tmp_path) as store:
+        for b in range(8):
+            store.execute(
+                "UNWIND range($b * 5000, $b * 5000 + 4999) AS i "
+                "MERGE (a:Asset {urn: 'asset-' + i}) SET a.pad = $pad",
+                {"b": b, "pad": "p" * 200},
+                write=True,
+            )
+    done = subprocess.run(
+        [sys.executable, "-c", REOPEN_AND_COUNT, str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.stdout.strip() == "40000", done.stderr
+
+
 def test_a_long_data_dir_path_works(tmp_path: Path) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60) / ("f" * 60)
     assert len(str(deep)) >= 200

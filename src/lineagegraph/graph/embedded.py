@@ -233,8 +233,22 @@ class EmbeddedServer:
     def _turn_aof_on(self) -> None:
         """Write the loaded snapshot into a new append-only file and wait until it is done."""
         log.info("moving the embedded store in %s to an append-only file ...", self.data_dir)
+        self.client().config_set("appendonly", "yes")
+        self._wait_rewrite()
+
+    def rewrite_aof(self) -> None:
+        """Fold the append-only file into a snapshot of the data as it is now.
+
+        Needed after creating constraints: FalkorDB that replays a constraint's creation and
+        then megabytes of MERGEs spins forever at start; from a snapshot it loads them whole.
+        """
+        if self.appendfsync is None:
+            return
+        self.client().bgrewriteaof()
+        self._wait_rewrite()
+
+    def _wait_rewrite(self) -> None:
         client = self.client()
-        client.config_set("appendonly", "yes")
         deadline = time.monotonic() + LOAD_TIMEOUT_S
         while time.monotonic() < deadline:
             info = client.info("persistence")

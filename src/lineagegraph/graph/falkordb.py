@@ -35,6 +35,7 @@ class FalkorDBStore(GraphStore):
             self._graph = db.select_graph(settings.graph_name)
             if settings.graph_name not in db.list_graphs():
                 self.init_schema()  # a new store is ready to use; reads on a missing graph fail
+                self._server.rewrite_aof()  # its constraints in the snapshot: see rewrite_aof
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
