@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -427,3 +429,42 @@ def test_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("x")
     with pytest.raises(StoreError, match=r"data directory .* is not writable"):
         open_store(GraphSettings(data_dir=blocker / "store"))
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 16 MB filesystem of its own, to fill up (needs root and leave to mount tmpfs)."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        for pid in redis_servers_for(mount / "store"):
+            os.kill(pid, signal.SIGKILL)
+            wait_dead(pid)
+        subprocess.run(["umount", "--lazy", str(mount)], check=True)
+
+
+def test_a_write_the_full_disk_refuses_is_an_error_and_loses_nothing(tiny_disk: Path) -> None:
+    data_dir = tiny_disk / "store"
+    store = open_embedded(data_dir)
+    store.execute("CREATE (:Asset {urn: 'kept'})", write=True)
+    filler = tiny_disk / "filler"
+    with open(filler, "wb", buffering=0) as fh:
+        for chunk in (1 << 20, 4096, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    fh.write(b"\0" * chunk)
+    with pytest.raises(StoreError):  # the query's text (with its parameters) needs new pages
+        store.execute("CREATE (:Asset {urn: 'refused', pad: $p})", {"p": "p" * 100_000},
+                      write=True)  # fmt: skip
+    with contextlib.suppress(StoreError):
+        store.close()
+    filler.unlink()
+    assert urns(data_dir) == ["kept"]
