@@ -317,9 +317,9 @@ def _close_to_others(data_dir: Path) -> None:
     if data_dir.stat().st_uid != os.geteuid():
         return
     aof_dir = data_dir / AOF_DIR
-    entries = [data_dir, *data_dir.iterdir(), *(aof_dir.iterdir() if aof_dir.is_dir() else ())]
-    with contextlib.suppress(PermissionError, FileNotFoundError):
-        for path in entries:
+    with contextlib.suppress(OSError):  # e.g. a read-only disk: nothing to close, nothing to do
+        data_dir.chmod(0o700)
+        for path in (*data_dir.iterdir(), *(aof_dir.iterdir() if aof_dir.is_dir() else ())):
             mode = path.lstat().st_mode
             if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
                 continue  # a symlink, or the socket (0700, set by the server)
