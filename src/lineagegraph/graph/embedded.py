@@ -99,13 +99,11 @@ class EmbeddedServer:
         """The live server's process id (for tests and benchmarks)."""
         return int(self.client().info("server")["process_id"])
 
-    def client(self, **kwargs: object) -> redis.Redis:
+    def client(self) -> redis.Redis:
+        """A plain client of the server (for control commands and tests)."""
         # No retries: a closed connection is an answer here (a stopped server, or SHUTDOWN done).
         return redis.Redis(
-            unix_socket_path=self.socket_path,
-            socket_connect_timeout=2,
-            retry=Retry(NoBackoff(), 0),
-            **kwargs,  # type: ignore[arg-type]
+            unix_socket_path=self.socket_path, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0)
         )
 
     def _open_dir(self) -> None:
