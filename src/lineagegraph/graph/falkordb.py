@@ -17,8 +17,15 @@ from lineagegraph.graph.statements import schema_statements
 from lineagegraph.graph.store import GraphStore, Result
 from lineagegraph.settings import GraphSettings
 
-# FalkorDB keeps uniqueness in constraints made by a command, not by Cypher.
-UNIQUE_KEYS = (("Asset", "urn"), ("Transformation", "urn"), ("Column", "urn"), ("HarvestRun", "id"))
+# The unique constraints older stores have: FalkorDB 4.16 crashes checking one on a value
+# with a space at either end or a control character, so init_schema drops them. Keys stay
+# unique without them: FalkorDB runs a graph's writes one at a time and every writer MERGEs.
+LEGACY_UNIQUE_KEYS = (
+    ("Asset", "urn"),
+    ("Transformation", "urn"),
+    ("Column", "urn"),
+    ("HarvestRun", "id"),
+)
 
 
 class FalkorDBStore(GraphStore):
@@ -32,8 +39,9 @@ class FalkorDBStore(GraphStore):
         try:
             db = FalkorDB(host="127.0.0.1", port=port)
             self._graph = db.select_graph(settings.graph_name)
-            if settings.graph_name not in db.list_graphs():
-                self.init_schema()  # a new store is ready to use; reads on a missing graph fail
+            # A new store is ready to use (reads on a missing graph fail); an older one loses
+            # the unique constraints that crash the server.
+            self.init_schema()
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
@@ -91,16 +99,21 @@ class FalkorDBStore(GraphStore):
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
 
     def init_schema(self) -> None:
+        """Create the indexes MERGE looks keys up in; drop an older store's unique constraints."""
         for text in schema_statements(self.backend):
             try:
                 self._graph.query(text)
             except redis.ResponseError as exc:
                 if "already indexed" not in str(exc):
                     raise QueryError(f"schema statement failed: {exc}") from None
-        existing = {(c["label"], tuple(c["properties"])) for c in self._constraints()}
-        for label, prop in UNIQUE_KEYS:
-            if (label, (prop,)) not in existing:
-                self._graph.create_node_unique_constraint(label, prop)
+        existing = {
+            (c["label"], tuple(c["properties"]))
+            for c in self._constraints()
+            if c["type"] == "UNIQUE" and c["entitytype"] == "NODE"
+        }
+        for label, prop in LEGACY_UNIQUE_KEYS:
+            if (label, (prop,)) in existing:
+                self._graph.drop_node_unique_constraint(label, prop)
 
     def _constraints(self) -> list[dict[str, Any]]:
         res = self._graph.ro_query("CALL db.constraints()")
