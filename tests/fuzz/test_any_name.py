@@ -49,7 +49,6 @@ def fuzz(examples: int) -> Any:
     """Moderate counts keep the module under a minute; each example carries many names."""
     return settings(
         max_examples=examples,
-       
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     )
