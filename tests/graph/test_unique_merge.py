@@ -163,3 +163,18 @@ def test_init_schema_drops_constraints_and_keeps_indexes(falkordb: FalkorDBStore
     indexed = {(r[0], p) for r in falkordb.execute("CALL db.indexes()", write=False).rows
                for p in r[1]}  # fmt: skip
     assert set(LEGACY_UNIQUE_KEYS) <= indexed
+
+
+def test_a_urn_held_by_another_kind_of_asset_is_not_duplicated(falkordb: FalkorDBStore) -> None:
+    """An object `a` and a path `a/` referenced as a dataset share `s3://b/a`: the first kind
+    written keeps the urn (a unique constraint refused the second before)."""
+    urn = "s3://b/a"
+    for kind in ("File", "Dataset", "Table"):
+        writer = GraphWriter(falkordb)
+        writer.add(Asset(urn, kind, "s3", "a", T0))  # type: ignore[arg-type]
+        writer.flush()
+    rows = falkordb.execute("MATCH (n:Asset {urn: $u}) RETURN labels(n)", {"u": urn}, write=False)
+    assert [sorted(r[0]) for r in rows.rows] == [["Asset", "File"]]
+    falkordb.write_batches("snowflake_ensure_tables", [
+        {"urn": urn, "system": "snowflake", "name": "a", "seen": T0, "props": {}}])  # fmt: skip
+    assert values(falkordb, "MATCH (n:Asset) RETURN count(n)") == [1]
