@@ -94,8 +94,8 @@ def test_concurrent_writer_processes_never_duplicate_a_key(
     for worker in workers:
         worker.start()
     for worker in workers:
-        worker.join(timeout=120)
-    assert [w.exitcode for w in workers] == [0] * WRITERS
+        worker.join(timeout=600)
+    assert [w.exitcode for w in workers] == [0] * WRITERS, "every writer finished"
 
     expected = items(0)
     for label, kinds in (("Asset", (Asset,)), ("Transformation", (Transformation,)),
