@@ -3,7 +3,13 @@
 // first listing) lowers first_seen but neither undeletes it, nor moves last_seen, nor
 // overwrites the properties of the newer sighting.
 // New nodes take only the ON CREATE branch: ~1.5x faster on FalkorDB than one SET for both.
+// A urn another kind of asset holds stays that asset's (the row is skipped): the embedded
+// store has no unique constraint to refuse it.
 UNWIND $rows AS r
+OPTIONAL MATCH (clash:Asset {urn: r.urn})
+WHERE NOT clash:Table
+WITH r, clash
+WHERE clash IS NULL
 MERGE (n:Asset:Table {urn: r.urn})
 ON CREATE SET n += r.props, n.system = r.system, n.name = r.name, n.first_seen = r.seen,
               n.last_seen = r.seen

@@ -1,5 +1,7 @@
-// Indexes for the embedded FalkorDB store. Unique constraints on the same keys are created by
-// the store through FalkorDB's constraint command (not expressible in its Cypher).
+// Indexes for the embedded FalkorDB store: exact-match lookups for every MERGE key. No unique
+// constraints: FalkorDB 4.16 crashes checking one on a value with a space at either end or a
+// control character. Keys stay unique because FalkorDB runs a graph's writes one at a time and
+// every statement MERGEs on the key (or CREATEs a fresh id). The store drops the constraints older stores have.
 CREATE INDEX FOR (n:Asset) ON (n.urn);
 CREATE INDEX FOR (n:Transformation) ON (n.urn);
 CREATE INDEX FOR (n:Column) ON (n.urn);

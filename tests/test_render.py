@@ -155,6 +155,14 @@ def test_mermaid_uses_generated_ids_and_escapes_labels() -> None:
     assert "class n3 deleted" in text and "style n0 stroke-width:4px" in text
 
 
+def test_mermaid_labels_keep_line_breaks_and_control_characters_inside() -> None:
+    key = "s3://b/a\r\nb\x01\u2028c"
+    down = render.traversal_view(START, [Reached(key, "x", "s3", "File", 1, (), (START.urn,))],
+                                 "downstream")  # fmt: skip
+    lines = render.to_mermaid(down).split("\n")
+    assert '  n1["b/a#13;#10;b#1;#8232;c<br/><small>s3 · File</small>"]' in lines
+
+
 def test_dot_escapes_and_ranks() -> None:
     text = render.to_dot(view())
     assert text.startswith("digraph lineage {") and text.rstrip().endswith("}")

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import html
 import json
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -331,13 +332,20 @@ def _short(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _ids(view: View) -> dict[str, str]:
     """Generated identifiers, so no urn character ever reaches Mermaid or DOT syntax."""
     return {node.urn: f"n{i}" for i, node in enumerate(view.nodes)}
 
 
 def _mermaid_text(text: str) -> str:
-    return html.escape(text, quote=True).replace("#", "&num;")
+    """Escaped for a quoted label. A line break or other control character would end the
+    statement: each becomes Mermaid's own entity code (`#13;`), which '#' (as `&num;`) cannot
+    be mistaken for."""
+    escaped = html.escape(text, quote=True).replace("#", "&num;")
+    return _CONTROL.sub(lambda m: f"#{ord(m.group())};", escaped)
 
 
 def to_mermaid(view: View) -> str:

@@ -230,10 +230,15 @@ def test_a_failed_batch_leaves_the_graph_as_it_was(store: GraphStore) -> None:
 
 
 def test_unique_urn_is_enforced(store: GraphStore) -> None:
-    store.execute("CREATE (:Asset:Table {urn: 'u1'})", write=True)
-    with pytest.raises(QueryError):
-        store.execute("CREATE (:Asset:Dataset {urn: 'u1'})", write=True)
+    """Writers MERGE on the urn; Neo4j also refuses a second node (FalkorDB has no constraint:
+    its unique check crashes on some values, see tests/graph/test_unique_merge.py)."""
+    write(store, table("A"))
+    write(store, table("A", T0 + 1))
     assert count(store, "MATCH (n:Asset) RETURN count(n)") == 1
+    if store.backend == "neo4j":
+        with pytest.raises(QueryError):
+            store.execute("CREATE (:Asset:Dataset {urn: $u})", {"u": table("A").urn}, write=True)
+        assert count(store, "MATCH (n:Asset) RETURN count(n)") == 1
 
 
 def test_init_schema_is_idempotent(store: GraphStore) -> None:

@@ -17,8 +17,15 @@ from lineagegraph.graph.statements import schema_statements
 from lineagegraph.graph.store import GraphStore, Result
 from lineagegraph.settings import GraphSettings
 
-# FalkorDB keeps uniqueness in constraints made by a command, not by Cypher.
-UNIQUE_KEYS = (("Asset", "urn"), ("Transformation", "urn"), ("Column", "urn"), ("HarvestRun", "id"))
+# The unique constraints older stores have: FalkorDB 4.16 crashes checking one on a value
+# with a space at either end or a control character, so init_schema drops them. Keys stay
+# unique without them: FalkorDB runs a graph's writes one at a time and every writer MERGEs.
+LEGACY_UNIQUE_KEYS = (
+    ("Asset", "urn"),
+    ("Transformation", "urn"),
+    ("Column", "urn"),
+    ("HarvestRun", "id"),
+)
 
 
 class FalkorDBStore(GraphStore):
@@ -33,9 +40,12 @@ class FalkorDBStore(GraphStore):
         try:
             db = FalkorDB(unix_socket_path=socket_path)
             self._graph = db.select_graph(settings.graph_name)
-            if settings.graph_name not in db.list_graphs():
-                self.init_schema()  # a new store is ready to use; reads on a missing graph fail
-                self._server.rewrite_aof()  # its constraints in the snapshot: see rewrite_aof
+            new = settings.graph_name not in db.list_graphs()
+            # A new store is ready to use (reads on a missing graph fail); an older one loses
+            # the unique constraints that crash the server.
+            self.init_schema()
+            if new:
+                self._server.rewrite_aof()  # its schema in the snapshot: see rewrite_aof
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
@@ -93,16 +103,21 @@ class FalkorDBStore(GraphStore):
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
 
     def init_schema(self) -> None:
+        """Create the indexes MERGE looks keys up in; drop an older store's unique constraints."""
         for text in schema_statements(self.backend):
             try:
                 self._graph.query(text)
             except redis.ResponseError as exc:
                 if "already indexed" not in str(exc):
                     raise QueryError(f"schema statement failed: {exc}") from None
-        existing = {(c["label"], tuple(c["properties"])) for c in self._constraints()}
-        for label, prop in UNIQUE_KEYS:
-            if (label, (prop,)) not in existing:
-                self._graph.create_node_unique_constraint(label, prop)
+        existing = {
+            (c["label"], tuple(c["properties"]))
+            for c in self._constraints()
+            if c["type"] == "UNIQUE" and c["entitytype"] == "NODE"
+        }
+        for label, prop in LEGACY_UNIQUE_KEYS:
+            if (label, (prop,)) in existing:
+                self._graph.drop_node_unique_constraint(label, prop)
 
     def _constraints(self) -> list[dict[str, Any]]:
         res = self._graph.ro_query("CALL db.constraints()")
