@@ -112,10 +112,12 @@ def test_invalid_cypher_is_one_line_without_traceback(run) -> None:  # type: ign
     assert "Traceback" not in result.output
 
 
-def test_debug_shows_the_traceback(run) -> None:  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(cli, ["--debug", "query", "MATCH (n RETURN n"])
-    assert result.exit_code != 0
-    assert type(result.exception).__name__ == "QueryError"
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(run) -> None:  # type: ignore[no-untyped-def]
+    plain = run("query", "MATCH (n RETURN n")
+    result = run("--debug", "query", "MATCH (n RETURN n")
+    assert plain.exit_code == result.exit_code == 4
+    assert "Traceback" in result.output and "QueryError" in result.output
+    assert result.output.strip().splitlines()[-1] == plain.output.strip()
 
 
 def test_query_argument_rules(run) -> None:  # type: ignore[no-untyped-def]
