@@ -118,7 +118,7 @@ def test_a_signal_records_the_run_interrupted_and_releases_the_store(
     assert wait_for(lambda: lock.is_file() and lock.read_text().startswith("pid "))
     assert wait_for(lambda: assets(data_dir) > 0)  # a first window of events is written
     proc.send_signal(signum)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     name = signal.Signals(signum).name
     assert proc.returncode == code, err
     assert err.strip().splitlines()[-1].startswith(f"interrupted by {name}"), err
@@ -135,9 +135,11 @@ def test_a_signal_records_the_run_interrupted_and_releases_the_store(
 
 def test_a_killed_harvest_is_abandoned_and_blocks_nothing(tmp_path: Path) -> None:
     data_dir = tmp_path / "store"
-    with open_store(GraphSettings(data_dir=data_dir)) as store:
-        with harvest_run(store, "openlineage", "/x") as (run, _):
-            run.watermark = 1000
+    with (
+        open_store(GraphSettings(data_dir=data_dir)) as store,
+        harvest_run(store, "openlineage", "/x") as (run, _),
+    ):
+        run.watermark = 1000
     victim = subprocess.Popen(["sleep", "60"])  # a harvest process that will die mid-run
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         store.run("harvest_run_start", {
@@ -175,9 +177,8 @@ def test_a_reused_pid_does_not_keep_a_dead_run_alive(tmp_path: Path) -> None:
 def test_a_second_harvest_fails_fast_and_changes_nothing(tmp_path: Path, events: Path) -> None:
     data_dir = tmp_path / "store"
     with harvest_lock(lock_file(str(data_dir))):  # re-entrant: harvest_run takes it again
-        with open_store(GraphSettings(data_dir=data_dir)) as store:
-            with harvest_run(store, "s3", "s3://b/"):
-                pass
+        with open_store(GraphSettings(data_dir=data_dir)) as store, harvest_run(store, "s3", "/b"):
+            pass
         other = subprocess.run(
             [sys.executable, "-m", "lineagegraph.cli", "harvest", "openlineage", str(events)],
             env=cli_env(data_dir), capture_output=True, text=True, timeout=120,
@@ -192,9 +193,8 @@ def test_an_unusable_data_dir_is_a_store_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"  # a file where a directory should be: fails even for root
     blocker.write_text("x")
     data_dir = blocker / "store"
-    with pytest.raises(StoreError, match=str(data_dir)):
-        with harvest_lock(lock_file(str(data_dir))):
-            pass
+    with pytest.raises(StoreError, match=str(data_dir)), harvest_lock(lock_file(str(data_dir))):
+        pass
     result = CliRunner().invoke(
         cli, ["--data-dir", str(data_dir), "harvest", "all", "--only", "spark"],
         env={"LINEAGEGRAPH_SPARK__SPOOL_DIR": str(tmp_path)},

@@ -73,7 +73,12 @@ class GraphSettings(Section):
             return None
         schemes = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
         if not uri.startswith(schemes):
-            raise ValueError(f"must start with one of {', '.join(schemes)} (got {uri!r})")
+            raise ValueError(f"must start with one of {', '.join(schemes)} (got {redact(uri)!r})")
+        if _USERINFO.match(uri) or "@" in uri.partition("://")[2].partition("/")[0]:
+            raise ValueError(
+                f"must not carry a user or password (got {redact(uri)!r}); set [graph] user "
+                "and password (LINEAGEGRAPH_GRAPH__PASSWORD) instead"
+            )
         return uri
 
 
@@ -448,7 +453,7 @@ def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s]*@")
 
 
-def redact(text: str, secrets: list[str]) -> str:
+def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
     """`text` with URI passwords (`user:***@`) and the given secret values masked."""
     text = _USERINFO.sub(r"\g<head>:***@", text)
     for secret in sorted(secrets, key=len, reverse=True):

@@ -86,8 +86,8 @@ def test_counts_only_its_own_runs(config: Path, tmp_path: Path) -> None:
     # falls inside this process's time window whatever the clocks).
     with open_store(GraphSettings(data_dir=tmp_path / "store")) as store:
         store.run("harvest_run_start", {
-            "id": "theirs", "system": "s3", "scope": "s3://elsewhere/", "started": now_ms() + 60_000,
-            "host": "another-host", "pid": 1, "pid_start": 1,
+            "id": "theirs", "system": "s3", "scope": "s3://elsewhere/",
+            "started": now_ms() + 60_000, "host": "another-host", "pid": 1, "pid_start": 1,
         })  # fmt: skip
         store.run("harvest_run_finish", {
             "id": "theirs", "finished": now_ms() + 61_000, "status": "failed", "error": "boom",
