@@ -106,7 +106,9 @@ def _debug(ctx: click.Context) -> bool:
     type=click.Path(path_type=Path, file_okay=False),
     help="Directory of the embedded store (default ./.lineagegraph).",
 )
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.option(
+    "--debug", is_flag=True, help="Show tracebacks and debug logs (exit codes stay the same)."
+)
 @click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
