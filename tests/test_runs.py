@@ -117,6 +117,7 @@ def test_a_signal_records_the_run_interrupted_and_releases_the_store(
     # The lock names its holder only while a run is open: the harvest is under way.
     assert wait_for(lambda: lock.is_file() and lock.read_text().startswith("pid "))
     assert wait_for(lambda: assets(data_dir) > 0)  # a first window of events is written
+    assert redis_servers_of(data_dir.resolve())  # the harvest's server, found while it runs
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     name = signal.Signals(signum).name
