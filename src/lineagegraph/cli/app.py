@@ -56,7 +56,7 @@ class LineageGroup(click.Group):
         try:
             return super().invoke(ctx)
         except LineageGraphError as exc:
-            _fail(ctx, str(exc), exc.exit_code)
+            _fail(ctx, f"error: {exc}", exc.exit_code)
         except Interrupted as exc:
             _fail(ctx, f"{exc}; what was written so far is kept, the next run resumes",
                   128 + exc.signum)  # fmt: skip
@@ -71,16 +71,15 @@ class LineageGroup(click.Group):
             raise
         except Exception as exc:
             hint = "" if _debug(ctx) else " (rerun with --debug for details)"
-            _fail(ctx, f"unexpected {type(exc).__name__}: {exc}{hint}", 1)
+            _fail(ctx, f"error: unexpected {type(exc).__name__}: {exc}{hint}", 1)
 
 
-def _fail(ctx: click.Context, message: str, code: int) -> NoReturn:
-    """Print the error (after its traceback with --debug), secrets masked, and exit."""
+def _fail(ctx: click.Context, line: str, code: int) -> NoReturn:
+    """Print one line on stderr (after the traceback with --debug), secrets masked, and exit."""
     secrets = ctx.obj.secrets() if isinstance(ctx.obj, App) else []
     if _debug(ctx):
         click.echo(redact(traceback.format_exc().rstrip(), secrets), err=True)
-    prefix = "" if message.startswith("interrupted") else "error: "
-    click.echo(prefix + redact(message, secrets), err=True)
+    click.echo(redact(line, secrets), err=True)
     sys.exit(code)
 
 
