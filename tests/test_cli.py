@@ -194,7 +194,7 @@ def test_a_closed_stdout_ends_quietly_with_sigpipe_status(
 
 def test_unknown_environment_variables_are_named_with_the_closest_setting(run) -> None:  # type: ignore[no-untyped-def]
     result = run("status", LINEAGEGRAPH_GRAPH__DATADIR="/elsewhere", LINEAGEGRAPH_GRAPHS="x",
-                 LINEAGEGRAPH_CONFIG="")  # fmt: skip
+                 LINEAGEGRAPH_CONFIG="", LINEAGEGRAPH_TEST_RGW="")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (
         "ignoring unknown environment variable LINEAGEGRAPH_GRAPH__DATADIR; "
@@ -202,4 +202,4 @@ def test_unknown_environment_variables_are_named_with_the_closest_setting(run) -
     )
     assert "unknown environment variable LINEAGEGRAPH_GRAPHS; did you mean LINEAGEGRAPH_GRAPH?" \
         in result.output  # fmt: skip
-    assert "LINEAGEGRAPH_CONFIG" not in result.output
+    assert "LINEAGEGRAPH_CONFIG" not in result.output and "TEST_RGW" not in result.output

@@ -39,6 +39,7 @@ log = logging.getLogger("lineagegraph.settings")
 
 ENV_PREFIX = "LINEAGEGRAPH_"
 CONFIG_ENV = "LINEAGEGRAPH_CONFIG"
+TEST_ENV_PREFIX = "LINEAGEGRAPH_TEST_"  # the test suite's own switches, e.g. _TEST_RGW
 DEFAULT_CONFIG = Path("config/lineagegraph.toml")
 
 
@@ -478,7 +479,9 @@ def warn_unknown_env(environ: Mapping[str, str]) -> None:
     known = known_env_names()
     for name in sorted(environ):
         upper = name.upper()
-        if not upper.startswith(ENV_PREFIX) or _is_known(upper, known):
+        if not upper.startswith(ENV_PREFIX) or upper.startswith(TEST_ENV_PREFIX):
+            continue
+        if _is_known(upper, known):
             continue
         close = difflib.get_close_matches(upper, sorted(known), n=1, cutoff=0.6)
         hint = f"; did you mean {close[0]}?" if close else ""
