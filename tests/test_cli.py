@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -12,6 +15,7 @@ from click.testing import CliRunner
 from lineagegraph import __version__
 from lineagegraph.cli import cli
 from lineagegraph.errors import WRITE_REFUSED
+from lineagegraph.settings import load_settings, redact, secret_values
 
 SECRET = "s3cr3t-pa55word"
 
@@ -112,10 +116,12 @@ def test_invalid_cypher_is_one_line_without_traceback(run) -> None:  # type: ign
     assert "Traceback" not in result.output
 
 
-def test_debug_shows_the_traceback(run) -> None:  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(cli, ["--debug", "query", "MATCH (n RETURN n"])
-    assert result.exit_code != 0
-    assert type(result.exception).__name__ == "QueryError"
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(run) -> None:  # type: ignore[no-untyped-def]
+    plain = run("query", "MATCH (n RETURN n")
+    result = run("--debug", "query", "MATCH (n RETURN n")
+    assert plain.exit_code == result.exit_code == 4
+    assert "Traceback" in result.output and "QueryError" in result.output
+    assert result.output.strip().splitlines()[-1] == plain.output.strip()
 
 
 def test_query_argument_rules(run) -> None:  # type: ignore[no-untyped-def]
@@ -141,3 +147,59 @@ def test_help_never_shows_secrets(run) -> None:  # type: ignore[no-untyped-def]
     for name, _ in [("", None), *all_commands(cli)]:
         result = run(*name.split(), "--help", LINEAGEGRAPH_GRAPH__PASSWORD=SECRET)
         assert result.exit_code == 0 and SECRET not in result.output
+
+
+@pytest.mark.parametrize("debug", [[], ["--debug"]])
+def test_a_password_in_a_uri_is_never_printed(run, debug: list[str]) -> None:  # type: ignore[no-untyped-def]
+    in_uri = run(*debug, "--graph", f"bolt://neo:{SECRET}@127.0.0.1:9", "status")
+    assert in_uri.exit_code == 2, in_uri.output
+    assert "bolt://neo:***@127.0.0.1:9" in in_uri.output
+    assert "set [graph] user and password" in in_uri.output
+    invalid = run(*debug, "status", LINEAGEGRAPH_GRAPH__URI=f"http://neo:{SECRET}@db:7687")
+    assert invalid.exit_code == 2, invalid.output
+    assert "http://neo:***@db:7687" in invalid.output
+    for result in (in_uri, invalid):
+        assert SECRET not in result.output
+        assert ("Traceback" in result.output) == bool(debug)
+
+
+def test_secret_values_are_masked_wherever_they_leak() -> None:
+    settings = load_settings(graph={"password": SECRET}, snowflake={"password": "pw2"})
+    message = f"login failed for {SECRET} via neo4j://u:p@h and pw2"
+    assert (
+        redact(message, secret_values(settings))
+        == "login failed for *** via neo4j://u:***@h and ***"
+    )
+
+
+@pytest.mark.parametrize("command", [["status"], ["query", "RETURN 1"]])
+def test_a_closed_stdout_ends_quietly_with_sigpipe_status(
+    tmp_path: Path, command: list[str]
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line, like a `| head -0`
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(tmp_path / "store"),
+             *command],
+            stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=60, text=True,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert result.returncode == 141, result.stderr
+    assert result.stderr == ""
+
+
+def test_unknown_environment_variables_are_named_with_the_closest_setting(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("status", LINEAGEGRAPH_GRAPH__DATADIR="/elsewhere", LINEAGEGRAPH_GRAPHS="x",
+                 LINEAGEGRAPH_CONFIG="", LINEAGEGRAPH_TEST_RGW="")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        "ignoring unknown environment variable LINEAGEGRAPH_GRAPH__DATADIR; "
+        "did you mean LINEAGEGRAPH_GRAPH__DATA_DIR?" in result.output
+    )
+    assert "unknown environment variable LINEAGEGRAPH_GRAPHS; did you mean LINEAGEGRAPH_GRAPH?" \
+        in result.output  # fmt: skip
+    assert "LINEAGEGRAPH_CONFIG" not in result.output and "TEST_RGW" not in result.output

@@ -1,5 +1,7 @@
 """One exception hierarchy; the CLI maps each class to a message and an exit code."""
 
+import signal
+
 
 class LineageGraphError(Exception):
     """An error the user can act on: the message says what went wrong and how to fix it."""
@@ -32,3 +34,15 @@ class HarvestError(LineageGraphError):
     """A harvest could not complete; what was written so far stays consistent."""
 
     exit_code = 5
+
+
+class Interrupted(BaseException):
+    """A signal (SIGTERM, SIGINT, SIGHUP) asked the process to stop.
+
+    A BaseException so that no `except Exception` on the way swallows it; the harvest records
+    its run as interrupted and the CLI exits 128 + the signal number, as shells do.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"interrupted by {signal.Signals(signum).name}")

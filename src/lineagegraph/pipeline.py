@@ -1,27 +1,53 @@
 """The one harvest loop: open a :HarvestRun, write what a harvester yields, close the run.
 
-A harvester is a generator of model values (lineagegraph.model). `harvest_run` records the run,
-hands out a GraphWriter, and on success stores the watermark the harvester set; on failure the
-run is recorded as failed with its reason and the previous watermark stays the one to resume from.
+A harvester is a generator of model values (lineagegraph.model). `harvest_run` takes the store's
+harvest lock, records the run with who runs it, hands out a GraphWriter, and on success stores
+the watermark the harvester set; on failure or a signal the run is recorded as failed or
+interrupted with its reason, and the previous watermark stays the one to resume from.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
+import socket
+import tempfile
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
-from lineagegraph.errors import LineageGraphError
+from lineagegraph.errors import HarvestError, Interrupted, LineageGraphError, StoreError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+
+HOST = socket.gethostname()
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def process_start(pid: int) -> int | None:
+    """When a process started (clock ticks since boot, /proc/PID/stat field 22), None if gone.
+
+    Together with the pid it names one process even after its pid is reused.
+    """
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces: split after it.
+    return int(stat.rpartition(")")[2].split()[19])
+
+
+PID = os.getpid()
+PID_START = process_start(PID)
 
 
 @dataclass
@@ -38,6 +64,13 @@ class HarvestRun:
     error: str | None = None
 
 
+def is_abandoned(run: dict[str, Any]) -> bool:
+    """A `running` run of this host whose process no longer lives (killed, machine rebooted)."""
+    if run.get("status") != "running" or run.get("host") != HOST or run.get("pid") is None:
+        return False
+    return process_start(int(run["pid"])) != run.get("pid_start")
+
+
 def last_watermark(store: GraphStore, system: str, scope: str) -> int | None:
     """Where the next incremental harvest resumes: the newest successful run's watermark."""
     rows = store.read("harvest_run_watermark", {"system": system, "scope": scope})
@@ -46,28 +79,48 @@ def last_watermark(store: GraphStore, system: str, scope: str) -> int | None:
 
 @contextmanager
 def harvest_run(
-    store: GraphStore, system: str, scope: str
+    store: GraphStore, system: str, scope: str, *, exclusive: bool = True
 ) -> Iterator[tuple[HarvestRun, GraphWriter]]:
-    """Record a harvest around the caller's writes; partial data is flushed, never lost."""
-    run = HarvestRun(system, scope)
-    store.run("harvest_run_start", {"id": run.id, "system": system, "scope": scope,
-                                    "started": run.started})  # fmt: skip
-    writer = GraphWriter(store, run.counts)
-    try:
-        yield run, writer
-        writer.flush()
-    except BaseException as exc:
-        run.status, run.error = "failed", _reason(exc)
-        run.watermark = None  # never advance past data the graph may not have
-        # What was harvested is consistent and idempotent: keep it, and record why the run
-        # stopped. If the store itself is gone, the original error is the one to report.
-        with suppress(LineageGraphError):
+    """Record a harvest around the caller's writes; partial data is flushed, never lost.
+
+    `exclusive` holds the store's harvest lock for the run (a second harvest fails fast); only
+    a long-lived observer such as the Spark listener, which must not block harvests, opts out.
+    """
+    with harvest_lock(lock_file(store.location)) if exclusive else nullcontext():
+        _close_abandoned(store, system, scope)
+        run = HarvestRun(system, scope)
+        store.run("harvest_run_start", {
+            "id": run.id, "system": system, "scope": scope, "started": run.started,
+            "host": HOST, "pid": PID, "pid_start": PID_START,
+        })  # fmt: skip
+        writer = GraphWriter(store, run.counts)
+        try:
+            yield run, writer
             writer.flush()
-        with suppress(LineageGraphError):
-            _finish(store, run)
-        raise
-    run.status = "partial" if run.error else "success"
-    _finish(store, run)
+        except BaseException as exc:
+            interrupted = isinstance(exc, Interrupted | KeyboardInterrupt)
+            run.status = "interrupted" if interrupted else "failed"
+            run.error = _reason(exc)
+            run.watermark = None  # never advance past data the graph may not have
+            # What was harvested is consistent and idempotent: keep it, and record why the run
+            # stopped. If the store itself is gone, the original error is the one to report.
+            with suppress(LineageGraphError):
+                writer.flush()
+            with suppress(LineageGraphError):
+                _finish(store, run)
+            raise
+        run.status = "partial" if run.error else "success"
+        _finish(store, run)
+
+
+def _close_abandoned(store: GraphStore, system: str, scope: str) -> None:
+    """Mark earlier runs of this system and scope whose process died as abandoned."""
+    for row in store.read("harvest_runs_running", {"system": system, "scope": scope}):
+        if is_abandoned(row):
+            gone = HarvestRun(system, scope, id=row["id"], status="abandoned",
+                              error=f"abandoned: process {row['pid']} on {HOST} ended "
+                                    "without finishing the run")  # fmt: skip
+            _finish(store, gone)
 
 
 def _finish(store: GraphStore, run: HarvestRun) -> None:
@@ -79,6 +132,60 @@ def _finish(store: GraphStore, run: HarvestRun) -> None:
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, Interrupted):
+        return str(exc)
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
     return f"{type(exc).__name__}: {exc}"
+
+
+def lock_file(location: str) -> Path:
+    """The harvest lock of a store: in the embedded store's directory, else per server URI."""
+    if "://" in location:
+        digest = hashlib.sha256(location.encode()).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"lineagegraph-harvest-{digest}.lock"
+    return Path(location).expanduser().resolve() / "harvest.lock"
+
+
+_held: dict[Path, tuple[IO[str], int]] = {}  # lock file -> (open file, nesting depth)
+
+
+@contextmanager
+def harvest_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock per store, re-entrant within this process (`harvest all` runs sources
+    that each take it); a second process fails fast with HarvestError naming the holder."""
+    if path in _held:
+        fh, depth = _held[path]
+        _held[path] = (fh, depth + 1)
+        try:
+            yield
+        finally:
+            _held[path] = (fh, depth)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fh = open(path, "a+")  # noqa: SIM115 (held until the outermost user leaves)
+    except OSError as exc:
+        raise StoreError(f"cannot create the harvest lock {str(path)!r}: {exc.strerror}") from None
+    with fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise HarvestError(
+                f"another harvest is running on this store ({holder} holds {path}); "
+                "this run changed nothing"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {PID} on {HOST}")
+        fh.flush()
+        _held[path] = (fh, 1)
+        try:
+            yield
+        finally:
+            del _held[path]
+            fh.seek(0)
+            fh.truncate()
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -7,7 +7,11 @@ Nested keys use `__` in environment variables: `LINEAGEGRAPH_GRAPH__URI=bolt://.
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +26,7 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
+    EnvSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
@@ -30,8 +35,11 @@ from pydantic_settings import (
 from lineagegraph.errors import ConfigError
 from lineagegraph.identity import FoldRules
 
+log = logging.getLogger("lineagegraph.settings")
+
 ENV_PREFIX = "LINEAGEGRAPH_"
 CONFIG_ENV = "LINEAGEGRAPH_CONFIG"
+TEST_ENV_PREFIX = "LINEAGEGRAPH_TEST_"  # the test suite's own switches, e.g. _TEST_RGW
 DEFAULT_CONFIG = Path("config/lineagegraph.toml")
 
 
@@ -39,6 +47,10 @@ class Section(BaseModel):
     """A settings section: unknown keys are typos and fail loudly."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def check(self) -> None:
+        """Rules across fields, checked only when a command uses the section (`with_overrides`),
+        so that a half-configured source does not stop commands that never touch it."""
 
 
 class GraphSettings(Section):
@@ -62,7 +74,12 @@ class GraphSettings(Section):
             return None
         schemes = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
         if not uri.startswith(schemes):
-            raise ValueError(f"must start with one of {', '.join(schemes)} (got {uri!r})")
+            raise ValueError(f"must start with one of {', '.join(schemes)} (got {redact(uri)!r})")
+        if "@" in uri.partition("://")[2].partition("/")[0]:
+            raise ValueError(
+                f"must not carry a user or password (got {redact(uri)!r}); set [graph] user "
+                "and password (LINEAGEGRAPH_GRAPH__PASSWORD) instead"
+            )
         return uri
 
 
@@ -167,13 +184,11 @@ class S3Settings(Section):
             raise ValueError(f"bucket names only, no s3:// or '/' (got {bad!r})")
         return buckets
 
-    @model_validator(mode="after")
-    def _credentials(self) -> S3Settings:
+    def check(self) -> None:
         if bool(self.access_key_id) != bool(self.secret_access_key):
             raise ValueError("access_key_id and secret_access_key are set together or not at all")
         if self.access_key_id and self.profile:
             raise ValueError("give either profile or access_key_id/secret_access_key, not both")
-        return self
 
 
 class SnowflakeSettings(Section):
@@ -254,8 +269,7 @@ class SnowflakeSettings(Section):
                 raise ValueError(f"{name!r}: name stages in full, DATABASE.SCHEMA.STAGE")
         return stage_urls
 
-    @model_validator(mode="after")
-    def _credentials_fit_authenticator(self) -> SnowflakeSettings:
+    def check(self) -> None:
         kind = self.authenticator
         if self.password is not None and kind != "snowflake":
             raise ValueError(f"password is only used with authenticator 'snowflake', not {kind!r}")
@@ -266,14 +280,13 @@ class SnowflakeSettings(Section):
         if self.private_key_passphrase is not None and self.private_key_file is None:
             raise ValueError("private_key_passphrase is set but private_key_file is not")
         if self.account is None:
-            return self
+            return
         if not self.user:
             raise ValueError("account is set but user is not")
         if kind == "snowflake" and not self.password:
             raise ValueError("authenticator 'snowflake' needs a password")
         if kind == "snowflake_jwt" and self.private_key_file is None:
             raise ValueError("authenticator 'snowflake_jwt' needs private_key_file")
-        return self
 
 
 class SparkSettings(Section):
@@ -356,10 +369,23 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: tuple[PydanticBaseSettingsSource, ...] = (init_settings, env_settings)
+        sources: tuple[PydanticBaseSettingsSource, ...] = (init_settings, KnownEnv(settings_cls))
         if _config_path is not None:
             sources += (TomlConfigSettingsSource(settings_cls, toml_file=_config_path),)
         return sources
+
+
+class KnownEnv(EnvSettingsSource):
+    """The environment without unknown LINEAGEGRAPH_* names: a typo there is warned about
+    (`warn_unknown_env`), not fatal, since the environment is shared with other programs."""
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        known = known_env_names()
+        return {
+            name: value
+            for name, value in super()._load_env_vars().items()
+            if not name.upper().startswith(ENV_PREFIX) or _is_known(name.upper(), known)
+        }
 
 
 _config_path: Path | None = None
@@ -378,6 +404,7 @@ def config_file(explicit: Path | None = None) -> Path | None:
 def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     """Read and validate every setting; a bad key or value raises ConfigError naming it."""
     global _config_path
+    warn_unknown_env(os.environ)
     _config_path = config_file(config)
     try:
         return Settings(**overrides)
@@ -402,13 +429,12 @@ def _describe(exc: ValidationError, path: Path | None) -> str:
 
 
 def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings:
-    """Settings with command-line overrides of one section, validated like the file.
+    """Settings for a command that uses `section`, with its command-line overrides.
 
-    Options left unset (None) keep the configured value; a bad value names its --option.
+    Options left unset (None) keep the configured value; a bad value names its --option. The
+    section's rules across fields (`Section.check`) are enforced here, not at start-up.
     """
     given = {k: v for k, v in changes.items() if v is not None}
-    if not given:
-        return settings
     current = getattr(settings, section)
     try:
         updated = type(current).model_validate({**current.model_dump(), **given})
@@ -417,4 +443,64 @@ def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings
             f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(problems) from None
-    return settings.model_copy(update={section: updated})
+    try:
+        updated.check()
+    except ValueError as exc:
+        raise ConfigError(
+            f"invalid [{section}] settings ({ENV_PREFIX}{section.upper()}__*): {exc}"
+        ) from None
+    return settings.model_copy(update={section: updated}) if given else settings
+
+
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s]*@")
+
+
+def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
+    """`text` with URI passwords (`user:***@`) and the given secret values masked."""
+    text = _USERINFO.sub(r"\g<head>:***@", text)
+    for secret in sorted(secrets, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
+
+
+def secret_values(model: BaseModel) -> list[str]:
+    """Every non-empty SecretStr value in a settings tree, to mask wherever it might leak."""
+    found: list[str] = []
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, SecretStr) and value.get_secret_value():
+            found.append(value.get_secret_value())
+        elif isinstance(value, BaseModel):
+            found += secret_values(value)
+    return found
+
+
+def warn_unknown_env(environ: Mapping[str, str]) -> None:
+    """Name each LINEAGEGRAPH_* variable that is no setting, with the closest one that is."""
+    known = known_env_names()
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(ENV_PREFIX) or upper.startswith(TEST_ENV_PREFIX):
+            continue
+        if _is_known(upper, known):
+            continue
+        close = difflib.get_close_matches(upper, sorted(known), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        log.warning("ignoring unknown environment variable %s%s", name, hint)
+
+
+def known_env_names() -> set[str]:
+    """LINEAGEGRAPH_CONFIG, and LINEAGEGRAPH_SECTION and _SECTION__KEY for every setting."""
+    names = {CONFIG_ENV}
+    for section, info in Settings.model_fields.items():
+        names.add(f"{ENV_PREFIX}{section.upper()}")
+        model = info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            names |= {f"{ENV_PREFIX}{section.upper()}__{key.upper()}" for key in model.model_fields}
+    return names
+
+
+def _is_known(upper: str, known: set[str]) -> bool:
+    # Deeper keys (a dict setting such as IDENTITY__PATH_ALIASES__X) belong to a known setting.
+    deeper = upper.count("__") > 1 and "__".join(upper.split("__")[:2]) in known
+    return upper in known or deeper

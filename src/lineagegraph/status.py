@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.pipeline import is_abandoned
 
 HOUR_MS = 3_600_000
 
@@ -15,7 +16,7 @@ class Status:
     assets: list[dict[str, Any]]  # kind, system, assets, deleted
     coverage: list[dict[str, Any]]  # kind, assets, with_lineage, share
     freshness: list[dict[str, Any]]  # system, scope, last_success, age_hours, stale
-    runs: list[dict[str, Any]]  # the most recent harvest runs
+    runs: list[dict[str, Any]]  # the most recent harvest runs, dead `running` ones `abandoned`
 
 
 def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int) -> Status:
@@ -29,9 +30,13 @@ def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int
     for row in freshness:
         row["age_hours"] = round((now_ms - row["last_success"]) / HOUR_MS, 1)
         row["stale"] = row["age_hours"] > max_age_hours
+    recent = store.read("status_runs", {"limit": runs})
+    for row in recent:
+        if is_abandoned(row):
+            row["status"] = "abandoned"
     return Status(
         assets=store.read("status_assets"),
         coverage=coverage,
         freshness=freshness,
-        runs=store.read("status_runs", {"limit": runs}),
+        runs=recent,
     )

@@ -12,6 +12,9 @@ from click.testing import CliRunner
 from s3_fixtures import put_many
 
 from lineagegraph.cli import cli
+from lineagegraph.graph.store import open_store
+from lineagegraph.pipeline import now_ms
+from lineagegraph.settings import GraphSettings
 
 
 @pytest.fixture
@@ -76,3 +79,53 @@ def test_a_second_run_waits_for_nobody(config: Path, tmp_path: Path) -> None:
     assert result.exit_code == 5
     assert "another harvest is running on this store (pid 4242 holds" in result.output
     assert "s3:" not in result.output
+
+
+def test_counts_only_its_own_runs(config: Path, tmp_path: Path) -> None:
+    # Another process records a failed S3 run while this one harvests (dated ahead so that it
+    # falls inside this process's time window whatever the clocks).
+    with open_store(GraphSettings(data_dir=tmp_path / "store")) as store:
+        store.run("harvest_run_start", {
+            "id": "theirs", "system": "s3", "scope": "s3://elsewhere/",
+            "started": now_ms() + 60_000, "host": "another-host", "pid": 1, "pid_start": 1,
+        })  # fmt: skip
+        store.run("harvest_run_finish", {
+            "id": "theirs", "finished": now_ms() + 61_000, "status": "failed", "error": "boom",
+            "watermark": None, "counts": {},
+        })  # fmt: skip
+    result = run(config, "harvest", "all", "--only", "s3")
+    assert result.exit_code == 0, result.output
+    assert "s3: ok in " in result.output and "1 run(s)" in result.output
+
+
+def test_nothing_configured_is_a_config_error(tmp_path: Path) -> None:
+    cfg = tmp_path / "empty.toml"
+    cfg.write_text(f'[graph]\ndata_dir = "{tmp_path / "store"}"\n'
+                   f'[spark]\nspool_dir = "{tmp_path / "no-spool"}"\n')  # fmt: skip
+    result = CliRunner().invoke(cli, ["--config", str(cfg), "harvest", "all"])
+    assert result.exit_code == 2, result.output
+    error = result.output.strip().splitlines()[-1]
+    assert error.startswith("error: nothing to harvest: s3: no [s3] buckets;")
+    for setting in ("[s3] buckets", "[snowflake] account", "[spark] spool_dir"):
+        assert setting in error
+    assert not (tmp_path / "store").exists()  # nothing touched
+
+
+def test_a_configured_source_runs_and_the_rest_are_skipped(config: Path) -> None:
+    result = run(config, "harvest", "all", "--only", "s3", "--only", "spark")
+    assert result.exit_code == 0, result.output
+    assert "spark: skipped (spark spool is empty)" in result.output.splitlines()
+
+
+def test_snowflake_settings_are_checked_only_when_it_is_harvested(config: Path) -> None:
+    no_password = {"LINEAGEGRAPH_SNOWFLAKE__PASSWORD": ""}
+    for command in (["status"], ["query", "RETURN 1"], ["harvest", "all", "--only", "s3"]):
+        result = run(config, *command, **no_password)
+        assert result.exit_code == 0, (command, result.output)
+    result = run(config, "harvest", "snowflake", **no_password)
+    assert result.exit_code == 2, result.output
+    assert "invalid [snowflake] settings" in result.output
+    assert "authenticator 'snowflake' needs a password" in result.output
+    result = run(config, "harvest", "all", **no_password)
+    assert result.exit_code == 5, result.output
+    assert "snowflake: FAILED" in result.output and "needs a password" in result.output

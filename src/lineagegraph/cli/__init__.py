@@ -3,6 +3,9 @@
 Each command group lives in its own module; importing it registers its commands.
 """
 
+import signal
+from types import FrameType
+
 from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
     core,  # init, status, query
     demo,  # demo
@@ -14,9 +17,22 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     spark,  # harvest spark, harvest openlineage
 )
 from lineagegraph.cli.app import cli, harvest
+from lineagegraph.errors import Interrupted
 
 __all__ = ["cli", "harvest", "main"]
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
 def main() -> None:
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, _stop)
     cli(prog_name="lineagegraph")
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    """Unwind the command (the run is recorded, the store released); ignore repeats meanwhile."""
+    for other in STOP_SIGNALS:
+        signal.signal(other, signal.SIG_IGN)
+    raise Interrupted(signum)

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
 from lineagegraph import __version__, logs
-from lineagegraph.errors import LineageGraphError
+from lineagegraph.errors import Interrupted, LineageGraphError
 from lineagegraph.graph.store import GraphStore, open_store
-from lineagegraph.settings import Settings, load_settings
+from lineagegraph.settings import Settings, load_settings, redact, secret_values
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
@@ -33,6 +36,10 @@ class App:
             self._settings = load_settings(self.config, **self.overrides)
         return self._settings
 
+    def secrets(self) -> list[str]:
+        """The secret values of the settings (none if they could not be loaded)."""
+        return secret_values(self._settings) if self._settings is not None else []
+
     @contextmanager
     def store(self) -> Iterator[GraphStore]:
         with open_store(self.settings.graph) as store:
@@ -40,31 +47,40 @@ class App:
 
 
 class LineageGroup(click.Group):
-    """Turns known errors into one clear line and an exit code; tracebacks only with --debug."""
+    """Turns known errors into one clear line and an exit code; --debug adds the traceback.
+
+    Secrets never reach those lines: URI passwords and SecretStr values are masked.
+    """
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except LineageGraphError as exc:
-            if _debug(ctx):
-                raise
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(ctx, f"error: {exc}", exc.exit_code)
+        except Interrupted as exc:
+            _fail(ctx, f"{exc}; what was written so far is kept, the next run resumes",
+                  128 + exc.signum)  # fmt: skip
         except KeyboardInterrupt:
-            click.echo(
-                "interrupted; what was written so far is kept, the next run resumes", err=True
-            )
-            sys.exit(130)
+            _fail(ctx, "interrupted; what was written so far is kept, the next run resumes", 130)
+        except BrokenPipeError:
+            # The reader of stdout went away (`... | head -1`): stop quietly, as a process
+            # killed by SIGPIPE would, and keep Python from failing to flush at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(128 + signal.SIGPIPE)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
         except Exception as exc:
-            if _debug(ctx):
-                raise
-            click.echo(
-                f"error: unexpected {type(exc).__name__}: {exc} (rerun with --debug for details)",
-                err=True,
-            )
-            sys.exit(1)
+            hint = "" if _debug(ctx) else " (rerun with --debug for details)"
+            _fail(ctx, f"error: unexpected {type(exc).__name__}: {exc}{hint}", 1)
+
+
+def _fail(ctx: click.Context, line: str, code: int) -> NoReturn:
+    """Print one line on stderr (after the traceback with --debug), secrets masked, and exit."""
+    secrets = ctx.obj.secrets() if isinstance(ctx.obj, App) else []
+    if _debug(ctx):
+        click.echo(redact(traceback.format_exc().rstrip(), secrets), err=True)
+    click.echo(redact(line, secrets), err=True)
+    sys.exit(code)
 
 
 def _debug(ctx: click.Context) -> bool:
@@ -89,7 +105,9 @@ def _debug(ctx: click.Context) -> bool:
     type=click.Path(path_type=Path, file_okay=False),
     help="Directory of the embedded store (default ./.lineagegraph).",
 )
-@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+@click.option(
+    "--debug", is_flag=True, help="Show tracebacks and debug logs (exit codes stay the same)."
+)
 @click.option(
     "--log-format",
     type=click.Choice(["text", "json"]),
@@ -129,4 +147,9 @@ def cli(
 
 @cli.group(cls=LineageGroup)
 def harvest() -> None:
-    """Harvest one source into the graph (for cron and Airflow: exits non-zero on failure)."""
+    """Harvest one source into the graph (for cron and Airflow: exits non-zero on failure).
+
+    One harvest at a time per store: a second one exits 5 at once, naming the holder, and
+    changes nothing. SIGTERM, SIGINT and SIGHUP stop a harvest cleanly: the run is recorded as
+    interrupted, what was written stays, and the exit code is 128 + the signal number.
+    """

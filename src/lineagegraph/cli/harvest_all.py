@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
-import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,8 +12,8 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, harvest
-from lineagegraph.errors import HarvestError, LineageGraphError
-from lineagegraph.pipeline import now_ms
+from lineagegraph.errors import ConfigError, HarvestError, LineageGraphError
+from lineagegraph.pipeline import HOST, PID, harvest_lock, lock_file, now_ms
 from lineagegraph.settings import Settings
 
 log = logging.getLogger("lineagegraph.harvest.all")
@@ -36,12 +33,25 @@ class Source:
     system: str  # the :HarvestRun system its runs are recorded under
     configured: Callable[[Settings], bool]
     why_not: str
+    setting: str  # what to configure to make it run
 
 
 SOURCES = (
-    Source("s3", "s3", lambda s: bool(s.s3.buckets), "no [s3] buckets"),
-    Source("snowflake", "snowflake", lambda s: bool(s.snowflake.account), "no [snowflake] account"),
-    Source("spark", "spark", lambda s: _has_files(s.spark.spool_dir), "spark spool is empty"),
+    Source("s3", "s3", lambda s: bool(s.s3.buckets), "no [s3] buckets", "[s3] buckets"),
+    Source(
+        "snowflake",
+        "snowflake",
+        lambda s: bool(s.snowflake.account),
+        "no [snowflake] account",
+        "[snowflake] account",
+    ),
+    Source(
+        "spark",
+        "spark",
+        lambda s: _has_files(s.spark.spool_dir),
+        "spark spool is empty",
+        "[spark] spool_dir (a directory of spooled Spark events)",
+    ),
 )
 
 
@@ -61,8 +71,9 @@ def harvest_all(app: App, ctx: click.Context, only: tuple[str, ...]) -> None:
 
     A failing source does not stop the others; the command exits non-zero if any failed.
     One summary line per source (status, nodes and edges written, time, watermark); with
-    --log-format json each is also a structured log record. A lock file in the data directory
-    keeps two scheduled runs from overlapping on the same store.
+    --log-format json each is also a structured log record. Sources not configured are
+    reported as skipped; if none is, the command fails (exit 2) and says what to configure.
+    The store's harvest lock (held by every harvest) keeps two runs from overlapping.
 
     \b
     Examples:
@@ -70,11 +81,18 @@ def harvest_all(app: App, ctx: click.Context, only: tuple[str, ...]) -> None:
       lineagegraph --log-format json harvest all --only snowflake       # Airflow task
     """
     settings = app.settings
+    chosen = [source for source in SOURCES if not only or source.name in only]
+    if not any(source.configured(settings) for source in chosen):
+        raise ConfigError(
+            "nothing to harvest: "
+            + "; ".join(f"{source.name}: {source.why_not}" for source in chosen)
+            + ". Configure at least one of "
+            + ", ".join(source.setting for source in chosen)
+            + " (in the config file or as LINEAGEGRAPH_* variables)"
+        )
     failed: list[str] = []
-    with harvest_lock(settings.graph.data_dir):
-        for source in SOURCES:
-            if only and source.name not in only:
-                continue
+    with harvest_lock(lock_file(settings.graph.uri or str(settings.graph.data_dir))):
+        for source in chosen:
             if not source.configured(settings):
                 click.echo(f"{source.name}: skipped ({source.why_not})")
                 continue
@@ -99,7 +117,10 @@ def _run(ctx: click.Context, app: App, source: Source) -> tuple[bool, str]:
         error = f"unexpected {type(exc).__name__}: {exc}"
     seconds = time.monotonic() - started
     with app.store() as store:
-        found = store.read("harvest_runs_since", {"system": source.system, "since": since})
+        found = store.read(
+            "harvest_runs_since",
+            {"system": source.system, "since": since, "host": HOST, "pid": PID},
+        )
     runs = [r["run"] for r in found]
     return _summary(source.name, runs, seconds, error)
 
@@ -124,30 +145,3 @@ def _summary(
                           "runs": len(runs), "nodes": nodes, "edges": edges,
                           "watermark": watermark, "error": error})  # fmt: skip
     return ok, line
-
-
-@contextlib.contextmanager
-def harvest_lock(data_dir: Path) -> Iterator[None]:
-    """An exclusive lock per store; a second scheduled run fails fast instead of overlapping."""
-    data_dir.mkdir(parents=True, exist_ok=True)
-    path = data_dir / "harvest.lock"
-    with open(path, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "another process"
-            raise HarvestError(
-                f"another harvest is running on this store ({holder} holds {path}); "
-                "this run changed nothing"
-            ) from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()}")
-        fh.flush()
-        try:
-            yield
-        finally:
-            fh.seek(0)
-            fh.truncate()
-            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -87,7 +87,9 @@ class GraphSink:
         stack = ExitStack()
         try:
             store = stack.enter_context(open_store(self.settings.graph))
-            run, writer = stack.enter_context(harvest_run(store, "spark", self.app.name))
+            run, writer = stack.enter_context(
+                harvest_run(store, "spark", self.app.name, exclusive=False)
+            )
         except Exception as exc:
             stack.close()
             self._retry_at = time.monotonic() + self.settings.spark.retry_seconds
