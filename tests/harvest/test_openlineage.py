@@ -236,7 +236,7 @@ def test_no_bad_line_or_file_stops_the_harvest(
 ) -> None:
     """Every kind of bad line is skipped, reported as file:line and counted; every good line of
     the same file and of the other files is written; the run is partial, never failed."""
-    monkeypatch.setattr("lineagegraph.harvest.openlineage.MAX_TEXT_CHARS", 300_000)
+    monkeypatch.setattr("lineagegraph.jsonlines.MAX_TEXT_CHARS", 300_000)
     events = tmp_path / "events"
     events.mkdir()
     deep_facets = small_event("deep", "raw/x", "out/x")

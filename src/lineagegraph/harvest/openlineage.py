@@ -19,13 +19,14 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, NamedTuple
 
-from lineagegraph import identity
+from lineagegraph import identity, jsonlines
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import FoldRules
+from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
 from lineagegraph.model import (
     Asset,
     AssetKind,
@@ -52,9 +53,6 @@ KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema"})
 # cost one row) and more memory (the distinct nodes and edges of a window).
 WINDOW_EVENTS = 20_000
 CACHE_ENTRIES = 100_000  # distinct dataset names or facets remembered while mapping
-# A line (or a one-document file) longer than this is skipped unread: events are kilobytes,
-# wide column lineage a few megabytes, and memory stays bounded whatever a file holds.
-MAX_TEXT_CHARS = 64 * 2**20
 _LINEAGE = object()
 
 
@@ -123,11 +121,11 @@ def read_events(path: Path, report: OpenLineageReport) -> Iterator[Located]:
             head = fh.read(4096).lstrip()
             fh.seek(0)
             if head.startswith("[") or re.match(r"\{[ \t]*\r?\n", head):
-                yield from _document_events(path, fh.read(MAX_TEXT_CHARS + 1), report)
+                yield from _document_events(path, fh.read(jsonlines.MAX_TEXT_CHARS + 1), report)
                 return
-            for number, line in _numbered_lines(fh):
+            for number, line in numbered_lines(fh):
                 if line is None:
-                    report.skip(f"{path}:{number}: line longer than {MAX_TEXT_CHARS:,} "
+                    report.skip(f"{path}:{number}: line longer than {jsonlines.MAX_TEXT_CHARS:,} "
                                     "characters: skipped unread")  # fmt: skip
                     continue
                 if not line.strip():
@@ -140,58 +138,10 @@ def read_events(path: Path, report: OpenLineageReport) -> Iterator[Located]:
         report.skip(f"{path}: unreadable: {exc}")
 
 
-def _numbered_lines(fh: TextIO) -> Iterator[tuple[int, str | None]]:
-    """Each line and its number; None for a line over MAX_TEXT_CHARS, whose rest is read in
-    pieces and dropped, so one endless line cannot fill the memory."""
-    number = 0
-    while line := fh.readline(MAX_TEXT_CHARS + 1):
-        number += 1
-        if len(line) <= MAX_TEXT_CHARS:
-            yield number, line
-            continue
-        while line and not line.endswith(("\n", "\r")):
-            line = fh.readline(MAX_TEXT_CHARS)
-        yield number, None
-
-
-class BadText(EventError):
-    """Text that is no JSON value; `offset` is where in the text the fault is."""
-
-    def __init__(self, reason: str, offset: int) -> None:
-        super().__init__(reason)
-        self.offset = offset
-
-
-_UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes that surrogateescape let through
-
-
-def parse_json(text: str) -> Any:
-    """`json.loads`, with every way a text can fail as a BadText: an undecodable byte, bad
-    JSON, nesting deeper than the parser's recursion limit, a number too long to convert, an
-    escaped lone surrogate (no character: the graph could not store it)."""
-    if not text.isascii() and (byte := _UNDECODED.search(text)):
-        code, at = ord(byte.group()) - 0xDC00, byte.start()
-        column = at - text.rfind("\n", 0, at)
-        raise BadText(f"not UTF-8: byte 0x{code:02x} at column {column}", at)
-    try:
-        value = json.loads(text)
-        if "\\u" in text:  # only an escape can make a lone surrogate
-            json.dumps(value, ensure_ascii=False).encode()
-    except json.JSONDecodeError as exc:
-        raise BadText(f"malformed JSON: {exc.msg}", exc.pos) from None
-    except RecursionError:
-        raise BadText("malformed JSON: nested too deep", 0) from None
-    except UnicodeEncodeError:
-        raise BadText("malformed JSON: a \\u escape names a lone surrogate", 0) from None
-    except ValueError:  # the only other: an integer of more than 4300 digits
-        raise BadText("malformed JSON: a number too long to read", 0) from None
-    return value
-
-
 def _document_events(path: Path, text: str, report: OpenLineageReport) -> Iterator[Located]:
     """One (pretty-printed) event per file, or a JSON array of events."""
-    if len(text) > MAX_TEXT_CHARS:
-        report.skip(f"{path}: a JSON document longer than {MAX_TEXT_CHARS:,} characters: "
+    if len(text) > jsonlines.MAX_TEXT_CHARS:
+        report.skip(f"{path}: a JSON document longer than {jsonlines.MAX_TEXT_CHARS:,} characters: "
                         "skipped unread (write events as JSON lines)")  # fmt: skip
         return
     try:

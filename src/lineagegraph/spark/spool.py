@@ -7,6 +7,10 @@ are idempotent MERGEs, so a replay that stops half-way and runs again duplicates
 Writer and replayer share each file through an exclusive flock: the replayer holds it from
 reading to deleting, and a writer that finds its file deleted under it starts a new one, so a
 record is never appended to a file that is already gone.
+
+A line that cannot be replayed (half-written by a killed driver, an undecodable byte, nesting
+too deep, not a record) is reported by file and line, counted (`records_rejected`) and kept
+byte for byte in FILE.rejected; the other lines are replayed and the run is partial.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph import jsonlines
+from lineagegraph.jsonlines import numbered_lines, parse_json
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.spark.lineage import LineageError, SparkAction, action_items
 
@@ -89,17 +95,22 @@ def replay(store: GraphStore, directory: Path) -> tuple[HarvestRun, ReplayReport
 def _replay_file(
     path: Path, store: GraphStore, writer: GraphWriter, run: HarvestRun, report: ReplayReport
 ) -> None:
-    with open(path, "r+", encoding="utf-8") as fh:
+    with open(path, "r+", encoding="utf-8", errors="surrogateescape") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         if os.fstat(fh.fileno()).st_nlink == 0:
             return  # another replay took it
         rejected: list[str] = []
         actions: list[SparkAction] = []
-        for number, line in enumerate(fh, 1):
+        for number, line in numbered_lines(fh):
+            if line is None:
+                report.problems.append(f"{path}:{number}: longer than {jsonlines.MAX_TEXT_CHARS:,} "
+                                       "characters: dropped")  # fmt: skip
+                run.counts["records_rejected"] += 1
+                continue
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = parse_json(line)
                 if not isinstance(record, dict):
                     raise LineageError("not a JSON object")
                 if record.get("type") == "failure":
@@ -114,8 +125,9 @@ def _replay_file(
         write_actions(store, writer, actions)
         run.counts["actions_recorded"] += len(actions)
         report.actions += len(actions)
-        if rejected:  # kept for a person to read, never replayed again
-            with open(path.with_name(path.name + REJECTED_SUFFIX), "a", encoding="utf-8") as bad:
+        if rejected:  # kept, byte for byte, for a person to read, never replayed again
+            rejects = path.with_name(path.name + REJECTED_SUFFIX)
+            with open(rejects, "a", encoding="utf-8", errors="surrogateescape") as bad:
                 bad.writelines(rejected)
         path.unlink()
         report.files += 1
