@@ -11,7 +11,6 @@ reported, and the rest of its event is kept.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re

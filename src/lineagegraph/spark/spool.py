@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lineagegraph import jsonlines
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
-from lineagegraph import jsonlines
 from lineagegraph.jsonlines import numbered_lines, parse_json
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.spark.lineage import LineageError, SparkAction, action_items
