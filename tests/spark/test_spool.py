@@ -82,3 +82,36 @@ def test_the_command_replays_past_a_half_written_line(tmp_path: Path) -> None:
         assert f"warning: {spool / 'a.jsonl'}:{number}: " in result.output
         assert reason in result.output
     assert "1 files, 1 actions" in result.output and ": partial" in result.output
+
+
+def test_records_of_the_wrong_shape_are_rejected_not_written(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Valid JSON with values the graph cannot take: rejected one by one, before any write,
+    so no replay fails on them again and again."""
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    changes: list[tuple[str, Any, str]] = [
+        ("at", "x", "at is 'x', not a 64-bit integer"),
+        ("at", 2**70, "at is 1180591620717411303424, not a 64-bit integer"),
+        ("inputs", [{"urn": "nonsense", "kind": "Dataset"}], "not a urn: 'nonsense'"),
+        ("output", {"urn": "s3://lake/o", "kind": "Bogus"}, "output.kind is 'Bogus', not one of"),
+        ("columns", [1], "columns[0] is 1, not text"),
+        ("links", [{"source": "s3://lake/in/1", "source_column": 5, "column": "c"}],
+         "links[0].source_column is 5, not text"),
+        ("user", True, "user is True, not text"),
+    ]  # fmt: skip
+    records = []
+    for n, (key, value, _) in enumerate(changes):
+        records.append({**record(n), key: value})
+    lines = [json.dumps(r) for r in [*records, record(99)]]
+    (spool / "a.jsonl").write_text("\n".join(lines) + "\n")
+
+    run, report = replay(store, spool)
+    a = spool / "a.jsonl"
+    assert len(report.problems) == len(changes)
+    for n, (problem, (_, _, reason)) in enumerate(zip(report.problems, changes, strict=True)):
+        assert problem.startswith(f"{a}:{n + 1}: not a Spark action record: {reason}")
+    assert run.status == "partial" and report.actions == 1
+    flows = store.execute("MATCH (a)-[:FLOWS_TO]->(b) RETURN a.urn, b.urn", {}, write=False).rows
+    assert [tuple(f) for f in flows] == [("s3://lake/in/99", "s3://lake/out/99")]
