@@ -37,7 +37,12 @@ from typing import Any
 
 from lineagegraph.graph.embedded import STATE_FILE
 from lineagegraph.graph.store import GraphStore, Result, open_store
-from lineagegraph.harvest.openlineage import EventMapper, harvest_openlineage, read_events
+from lineagegraph.harvest.openlineage import (
+    EventMapper,
+    OpenLineageReport,
+    harvest_openlineage,
+    read_events,
+)
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.pipeline import harvest_run
 from lineagegraph.settings import GraphSettings
@@ -170,16 +175,16 @@ def run_benchmark(n: int, root: Path) -> None:
 
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    problems: list[str] = []
-    mapper = EventMapper(NO_FOLD_RULES, problems)
-    values = sum(len(mapper.items(located)) for located in read_events(path, problems))
+    read = OpenLineageReport()
+    mapper = EventMapper(NO_FOLD_RULES, read.problems)
+    values = sum(len(mapper.items(located)) for located in read_events(path, read))
     parse_s = time.perf_counter() - start
     parse_load = os.getloadavg()[0]
 
     def unreduced(store: GraphStore) -> None:
         mapper = EventMapper(NO_FOLD_RULES, [])
         with harvest_run(store, "openlineage", str(path)) as (_, writer):
-            for located in read_events(path, []):
+            for located in read_events(path, OpenLineageReport()):
                 writer.add_all(mapper.items(located))
 
     base, base_graph = measured(root, "baseline", unreduced)

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.openlineage import harvest_openlineage, read_events
+from lineagegraph.harvest.openlineage import OpenLineageReport, harvest_openlineage, read_events
 from lineagegraph.identity import FoldRules
 
 DATA = Path(__file__).parent / "data" / "openlineage"
@@ -188,13 +188,13 @@ def test_a_pretty_printed_single_event_file(tmp_path: Path) -> None:
     event = json.loads((DATA / "spark_agent.jsonl").read_text().splitlines()[1])
     path = tmp_path / "ol-240102T030405.678-daily_orders-COMPLETE.json"
     path.write_text(json.dumps(event, indent=2))
-    problems: list[str] = []
-    [located] = list(read_events(path, problems))
-    assert located.event["eventType"] == "COMPLETE" and problems == []
+    report = OpenLineageReport()
+    [located] = list(read_events(path, report))
+    assert located.event["eventType"] == "COMPLETE" and report.problems == []
 
     path.write_text(json.dumps(event, indent=2)[:-40])
-    assert list(read_events(path, problems)) == []
-    assert problems and problems[0].startswith(f"{path}:")
+    assert list(read_events(path, report)) == []
+    assert report.problems and report.problems[0].startswith(f"{path}:")
 
 
 def test_json_lines_keep_unicode_line_separators_inside_strings(tmp_path: Path) -> None:
@@ -204,11 +204,11 @@ def test_json_lines_keep_unicode_line_separators_inside_strings(tmp_path: Path) 
     event["job"]["name"] = "daily\u2028orders\u2029v2"
     path = tmp_path / "events.jsonl"
     path.write_text(lines[0] + "\n" + json.dumps(event, ensure_ascii=False) + "\r\n" + "{oops\n")
-    problems: list[str] = []
-    located = list(read_events(path, problems))
+    report = OpenLineageReport()
+    located = list(read_events(path, report))
     assert [x.where for x in located] == [f"{path}:1", f"{path}:2"]
     assert located[1].event["job"]["name"] == "daily\u2028orders\u2029v2"
-    assert problems == [
+    assert report.problems == [
         f"{path}:3: malformed JSON: Expecting property name enclosed in double quotes"
     ]
 
@@ -220,3 +220,93 @@ def test_fold_patterns_apply_to_openlineage_names(store: GraphStore, tmp_path: P
     (tmp_path / "e.jsonl").write_text(json.dumps(event) + "\n")
     harvest_openlineage(store, tmp_path / "e.jsonl", FoldRules((r"\d{4}/\d{2}/\d{2}",)))
     assert flows(store) == {("s3://logs/app", "s3://logs/daily")}
+
+
+def small_event(job: str, source: str, target: str) -> dict[str, Any]:
+    return {
+        "eventType": "COMPLETE", "eventTime": "2024-05-01T00:00:00Z",
+        "run": {"runId": f"run-{job}"}, "job": {"namespace": "ns", "name": job},
+        "inputs": [{"namespace": "s3://lake", "name": source}],
+        "outputs": [{"namespace": "s3://lake", "name": target}],
+    }  # fmt: skip
+
+
+def test_no_bad_line_or_file_stops_the_harvest(
+    store: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every kind of bad line is skipped, reported as file:line and counted; every good line of
+    the same file and of the other files is written; the run is partial, never failed."""
+    monkeypatch.setattr("lineagegraph.jsonlines.MAX_TEXT_CHARS", 300_000)
+    events = tmp_path / "events"
+    events.mkdir()
+    deep_facets = small_event("deep", "raw/x", "out/x")
+    deep_facets["outputs"][0]["facets"] = {"custom": {"v": 0}}
+    deep_line = json.dumps(deep_facets).replace('{"v": 0}', '{"v": ' * 10_000 + "0" + "}" * 10_000)
+    wrong_facets = small_event("wrong", "raw/w", "out/w")
+    wrong_facets["outputs"][0]["facets"] = "columnLineage"
+    broken_schema = small_event("schema", "raw/s", "out/s")
+    broken_schema["outputs"][0]["facets"] = {"schema": {"fields": "a,b"}}
+    lines = [
+        json.dumps(small_event("good1", "raw/a", "out/a")).encode(),  # 1
+        b"[" * 100_000,  # 2
+        deep_line.encode(),  # 3
+        json.dumps(small_event("latin", "raw/\xe9", "out/b"), ensure_ascii=False).encode(
+            "latin-1"
+        ),  # 4
+        b"42",  # 5
+        b'{"foo": 1}',  # 6
+        json.dumps(wrong_facets).encode(),  # 7
+        json.dumps(broken_schema).encode(),  # 8: its event is kept, without the facet
+        b'{"eventType": "COMPLETE", "x": "' + b"y" * 400_000 + b'"}',  # 9
+        json.dumps(small_event("lone", "raw/\ud800", "out/c")).encode(),  # 10
+        b'{"eventType": "COMPLETE", "n": ' + b"7" * 5000 + b"}",  # 11
+        json.dumps(small_event("good2", "raw/d", "out/d")).encode(),  # 12
+        json.dumps(small_event("cut", "raw/e", "out/e")).encode()[:-9],  # 13: a killed writer
+    ]
+    (events / "a.jsonl").write_bytes(b"\n".join(lines))
+    (events / "b.jsonl").write_text(json.dumps(small_event("other", "raw/f", "out/f")) + "\n")
+    (events / "c.json").write_bytes(b"[" * 100_000)  # a whole-file document
+    (events / "d.json").write_bytes(b'{\n  "eventType": "COMPLETE",\n  "job": "\xff"\n}')
+
+    for _ in range(2):  # the next run meets the same lines and does the same
+        run, report = harvest_openlineage(store, events)
+        a, c, d = events / "a.jsonl", events / "c.json", events / "d.json"
+        assert report.problems == [
+            f"{a}:2: malformed JSON: nested too deep",
+            f"{a}:3: malformed JSON: nested too deep",
+            f"{a}:4: not UTF-8: byte 0xe9 at column {lines[3].index(0xE9) + 1}",
+            f"{a}:5: not a JSON object",
+            f"{a}:6: not an OpenLineage event (eventType None)",
+            f"{a}:7: outputs[0]: facets is not an object",
+            f"{a}:8 outputs[0]: facet schema skipped: fields must be [{{name, type}}]",
+            f"{a}:9: line longer than 300,000 characters: skipped unread",
+            f"{a}:10: malformed JSON: a \\u escape names a lone surrogate",
+            f"{a}:11: malformed JSON: a number too long to read",
+            f"{a}:13: malformed JSON: Unterminated string starting at",
+            f"{c}:1: malformed JSON: nested too deep",
+            f"{d}:3: not UTF-8: byte 0xff at column 11",
+        ]
+        assert run.status == "partial" and run.counts["events_skipped"] == 12
+        assert report.complete == 4 and report.files == 4
+        assert flows(store) == {
+            (f"{LAKE}/raw/{x}", f"{LAKE}/out/{x}") for x in ("a", "s", "d", "f")
+        }
+        [[status, skipped]] = rows(
+            store, "MATCH (r:HarvestRun {id: $id}) RETURN r.status, r.count_events_skipped",
+            id=run.id,
+        )  # fmt: skip
+        assert (status, skipped) == ("partial", 12)
+
+
+def test_the_command_goes_on_past_bad_lines(tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    events.mkdir()
+    good = json.dumps(small_event("good", "raw/a", "out/a")).encode()
+    (events / "a.jsonl").write_bytes(good + b"\n" + b"[" * 100_000 + b"\n\xff\xfe\n")
+    args = ["--data-dir", str(tmp_path / "g"), "harvest", "openlineage", str(events)]
+    for _ in range(2):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0, result.output
+        assert f"warning: {events / 'a.jsonl'}:2: malformed JSON: nested too deep" in result.output
+        assert f"warning: {events / 'a.jsonl'}:3: not UTF-8: byte 0xff at column 1" in result.output
+        assert "1 complete" in result.output and "partial" in result.output

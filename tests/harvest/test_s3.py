@@ -461,8 +461,32 @@ def test_error_mid_listing_keeps_pages_and_deletes_nothing(
 
     report = harvest_s3(store, settings, bucket, allow_mass_delete=True)
     assert report.status == "partial" and report.stats.objects == 2  # the first page
-    assert report.errors == [f"S3 error InternalError listing s3://{bucket}/: We broke"]
+    assert report.errors == [
+        f"S3 error InternalError listing s3://{bucket}/: We broke; stopped after 2 objects, the "
+        f"last 'e/1': nothing under s3://{bucket}/ was soft-deleted"
+    ]
     assert set(deleted(store, bucket).values()) == {None}
+
+
+def test_bucket_deleted_mid_listing_says_where_the_listing_stopped(
+    store: GraphStore, moto: BaseClient, bucket: str, fault_proxy: FaultProxy
+) -> None:
+    put_many(moto, bucket, {f"raw/{i}": (b"x", "STANDARD") for i in range(5)})
+    settings = s3_settings(fault_proxy.endpoint, page_size=2, retry_attempts=1)
+    harvest_s3(store, settings, bucket, ["raw/"])
+    fault_proxy.add(
+        Fault(is_listing(continued=True), 404, "NoSuchBucket", "The bucket does not exist")
+    )
+
+    report = harvest_s3(store, settings, bucket, ["raw/"], allow_mass_delete=True)
+    assert report.status == "partial" and report.stats.objects == 2
+    assert report.errors == [
+        f"bucket {bucket!r} does not exist at {fault_proxy.endpoint} (listing s3://{bucket}/raw/)"
+        "; check the bucket name and s3.endpoint_url / s3.region; stopped after 2 objects, the "
+        f"last 'raw/1': nothing under s3://{bucket}/raw/ was soft-deleted"
+    ]
+    assert set(deleted(store, bucket).values()) == {None}
+    assert run_of(store, report.run_id)["status"] == "partial"
 
 
 def test_bad_endpoint_names_it(store: GraphStore) -> None:

@@ -193,27 +193,25 @@ def test_missing_checksum_file(
     )
 
 
-def test_data_file_missing_fails_before_writing(
+def test_a_missing_data_file_is_skipped_and_the_others_written(
     store: GraphStore,
     moto: BaseClient,
     settings,  # type: ignore[no-untyped-def]
 ) -> None:
     source = new_bucket(moto)
-    url = write_inventory(moto, source, [[InventoryRow("a")], [InventoryRow("b")]])
+    harvest_s3_inventory(store, settings, write_inventory(moto, source, [[InventoryRow("b")]]))
+    url = write_inventory(moto, source, [[InventoryRow("a")], [InventoryRow("b")]], created=T0 + 1)
     destination = url[5:].split("/", 1)[0]
-    data_key = f"{source}/daily/{T0}/data/part-1.csv.gz"
+    data_key = f"{source}/daily/{T0 + 1}/data/part-1.csv.gz"
     moto.delete_object(Bucket=destination, Key=data_key)
-    with pytest.raises(HarvestError) as caught:
-        harvest_s3_inventory(store, settings, url)
+
+    report = harvest_s3_inventory(store, settings, url, allow_mass_delete=True)
     where = f"s3://{destination}/{data_key}"
-    assert str(caught.value) == f"{where} does not exist (checking {where}); nothing was written"
-    _nothing_written(store, source)
-    runs = store.execute(
-        "MATCH (h:HarvestRun {scope: $s}) RETURN h.status AS status",
-        {"s": f"s3://{source}/"},
-        write=False,
-    ).records()
-    assert runs == [{"status": "failed"}]
+    assert report.status == "partial"
+    assert report.errors == [f"{where} does not exist (reading {where})"]
+    assert deleted(store, source) == {"a": None, "b": None}  # b's file is gone, not b
+    run = run_of(store, report.run_id)
+    assert (run["status"], run["count_inventory_files_failed"]) == ("partial", 1)
 
 
 def test_data_file_not_matching_its_md5_leaves_a_partial_run(
@@ -290,8 +288,10 @@ def test_rows_of_another_bucket_are_refused(
     report = harvest_s3_inventory(store, settings, url)
     assert report.status == "partial"
     assert report.errors[0].endswith(
-        f"part-0.csv.gz, row 2: lists bucket 'other', but manifest {url} is for {source!r}"
+        f"part-0.csv.gz: 1 rows skipped: row 2: lists bucket 'other', but manifest {url} is for "
+        f"{source!r}"
     )
+    assert set(files(store, source)) == {"a"}
 
 
 def test_data_file_that_is_not_gzip(
@@ -336,3 +336,79 @@ def test_cli_inventory(tmp_path, moto: BaseClient, moto_endpoint: str) -> None: 
     assert missing.exit_code == 5 and "nope.json does not exist" in missing.stderr
     usage = runner.invoke(cli, [*base, "-m", url, "--spark", "local[1]", "--allow-mass-delete"])
     assert usage.exit_code == 2 and "--allow-mass-delete has no effect with --spark" in usage.output
+
+
+def replace_data_file(moto: BaseClient, manifest: dict[str, Any], index: int, body: bytes) -> None:
+    """Put `body` in place of a data file, with the manifest's size and MD5 to match."""
+    entry = manifest["files"][index]
+    destination = manifest["destinationBucket"].removeprefix("arn:aws:s3:::")
+    moto.put_object(Bucket=destination, Key=entry["key"], Body=body)
+    entry.update(size=len(body), MD5checksum=hashlib.md5(body).hexdigest())
+
+
+def test_bad_rows_and_files_are_skipped_and_the_rest_written(
+    store: GraphStore,
+    moto: BaseClient,
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    source = new_bucket(moto)
+    before = [InventoryRow(k) for k in ("a/1", "a/3", "a/7", "b/1", "c/1")]
+    harvest_s3_inventory(store, settings, write_inventory(moto, source, [before]))
+    tail = b',"2024-05-31T23:59:01.000Z","e","STANDARD"\n'
+    rows = [
+        b'"%s","a/1","10"' % source.encode() + tail,
+        b'"%s","a/2","10"\n' % source.encode(),  # 2: too few fields
+        b'"%s","a/3","ten"' % source.encode() + tail,  # 3
+        b'"%s","a/4","10","yesterday","e","STANDARD"\n' % source.encode(),  # 4
+        b'"%s","a/%%FF","10"' % source.encode() + tail,  # 5: %FF is no UTF-8
+        b'"%s","a/\xff","10"' % source.encode() + tail,  # 6: neither is the raw byte
+        b'"%s","a/7","10"' % source.encode() + tail,
+    ]
+
+    def damage(manifest: dict[str, Any]) -> None:
+        replace_data_file(moto, manifest, 0, gzip.compress(b"".join(rows)))
+        replace_data_file(moto, manifest, 2, b"".join(rows))  # not gzip
+
+    url = write_inventory(
+        moto, source, [[], [InventoryRow("b/1")], [InventoryRow("c/1")]], created=T0 + 1,
+        tamper=damage,
+    )  # fmt: skip
+    report = harvest_s3_inventory(store, settings, url, allow_mass_delete=True)
+
+    data = url.removesuffix("manifest.json") + "data"
+    assert report.status == "partial"
+    assert sorted(report.errors) == [
+        f"inventory data file {data}/part-0.csv.gz: 5 rows skipped: "
+        "row 2: 3 fields, the manifest's fileSchema has 6; "
+        "row 3: Size 'ten' is not a number of bytes; "
+        "row 4: LastModifiedDate 'yesterday' is not an ISO 8601 time; "
+        "row 5: S3 Inventory key is not URL-encoded UTF-8: 'a/%FF'; "
+        "row 6: not UTF-8",
+        f"inventory data file {data}/part-2.csv.gz is not a gzip CSV (after row 0): "
+        "Not a gzipped file (b'\"l')",
+    ]
+    assert report.stats.objects == 3  # a/1, a/7, b/1
+    state = deleted(store, source)
+    assert set(state) >= {"a/1", "a/7", "b/1"} and set(state.values()) == {None}
+    run = run_of(store, report.run_id)
+    assert (run["count_skipped_bad_rows"], run["count_inventory_files_failed"]) == (5, 1)
+
+
+def test_a_bad_parquet_file_is_skipped_and_the_others_written(
+    store: GraphStore,
+    moto: BaseClient,
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    source = new_bucket(moto)
+
+    def damage(manifest: dict[str, Any]) -> None:
+        replace_data_file(moto, manifest, 1, b"PAR1 this is no parquet PAR1")
+
+    url = write_inventory(
+        moto, source, [[InventoryRow("a")], [InventoryRow("b")]], file_format="Parquet",
+        tamper=damage,
+    )  # fmt: skip
+    report = harvest_s3_inventory(store, settings, url)
+    assert report.status == "partial" and len(report.errors) == 1
+    assert "part-1.parquet is not readable Parquet (after row 0)" in report.errors[0]
+    assert set(files(store, source)) == {"a"}

@@ -416,6 +416,15 @@ def test_internal_stage_is_a_placeholder_without_warning() -> None:
         ('[{"objectName": "A.B.C"}]', "has no objectDomain"),
         ('[{"objectDomain": "Table", "objectName": ""}]', "has no objectName"),
         ('[{"objectDomain": "Table", "objectName": "A.\\"B"}]', "unbalanced quotes"),
+        ("[" * 100_000, "DIRECT_OBJECTS_ACCESSED is not valid JSON (nested too deep)"),
+        (
+            '[{"objectDomain": "Table", "objectName": "A.B.C", "columns": '
+            + "[" * 100_000
+            + "]" * 100_000
+            + "}]",
+            "DIRECT_OBJECTS_ACCESSED is not valid JSON (nested too deep)",
+        ),
+        ('[{"objectDomain": "Table", "objectName": "A.B.\\ud800"}]', "lone surrogate"),
     ],
 )
 def test_malformed_rows_name_the_query_and_the_problem(raw_direct: str, reason: str) -> None:
@@ -423,6 +432,24 @@ def test_malformed_rows_name_the_query_and_the_problem(raw_direct: str, reason: 
     with pytest.raises(MalformedRow, match=re.escape(reason)) as caught:
         values(q)
     assert caught.value.query_id == "bad-1"
+
+
+@pytest.mark.parametrize(
+    ("columns", "reason"),
+    [
+        ([5], "a column of X.Y.Z has no columnName"),
+        ([{"columnName": "c", "directSources": [7]}], "directSources of a column of X.Y.Z has no"),
+        ([{"columnName": "c", "directSources": [{"objectDomain": "Table", "objectName": "A.B.C",
+                                                 "columnName": ["c"]}]}], "has no columnName"),
+    ],
+)  # fmt: skip
+def test_modified_columns_of_the_wrong_type_are_malformed(columns: list[Any], reason: str) -> None:
+    target = {"objectDomain": "Table", "objectName": "X.Y.Z", "columns": columns}
+    q = Query("bad-2", NOW, direct=[{"objectDomain": "Table", "objectName": "A.B.C"}],
+              modified=[target])  # fmt: skip
+    with pytest.raises(MalformedRow, match=re.escape(reason)) as caught:
+        values(q)
+    assert caught.value.query_id == "bad-2"
 
 
 def test_a_column_name_with_a_hash_is_skipped_and_counted() -> None:

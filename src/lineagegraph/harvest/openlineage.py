@@ -11,7 +11,6 @@ reported, and the rest of its event is kept.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -21,11 +20,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from lineagegraph import identity
+from lineagegraph import identity, jsonlines
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import FoldRules
+from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
 from lineagegraph.model import (
     Asset,
     AssetKind,
@@ -46,6 +46,7 @@ FILE_SUFFIXES = (".json", ".jsonl", ".ndjson", "")  # "": the file transport's l
 STORAGE_SYSTEMS = frozenset(
     {"s3", "file", "gs", "gcs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "dbfs", "spark"}
 )
+EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
 KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema"})
 # Events reduced together before writing: more means fewer rows (a job's runs in one window
 # cost one row) and more memory (the distinct nodes and edges of a window).
@@ -65,7 +66,13 @@ class OpenLineageReport:
     complete: int = 0
     failed_runs: int = 0
     skipped_not_complete: int = 0
+    skipped_bad: int = 0  # lines, documents and events not read: each is also a problem
     problems: list[str] = field(default_factory=list)
+
+    def skip(self, problem: str) -> None:
+        """A line, document or event left out, and why."""
+        self.skipped_bad += 1
+        self.problems.append(problem)
 
 
 @dataclass
@@ -100,37 +107,46 @@ def _mtime_ms(path: Path) -> int:
     return int(os.stat(path).st_mtime * 1000)
 
 
-def read_events(path: Path, problems: list[str]) -> Iterator[Located]:
-    """The events of one file; unparseable lines are reported in `problems` and skipped.
+def read_events(path: Path, report: OpenLineageReport) -> Iterator[Located]:
+    """The events of one file; unreadable lines are skipped and reported (`report.skip`).
 
     JSON lines are read one line at a time, so memory stays flat however big the file, and
     only "\n", "\r" and "\r\n" end a line: U+2028/U+2029, which JSON allows unescaped inside
-    strings, do not. A file that starts with `[` or a pretty-printed `{` is one document.
+    strings, do not. Bytes are decoded per line, so an undecodable byte costs its line only.
+    A file that starts with `[` or a pretty-printed `{` is one document.
     """
     try:
-        with path.open(encoding="utf-8", newline="") as fh:
+        with path.open(encoding="utf-8", errors="surrogateescape", newline="") as fh:
             head = fh.read(4096).lstrip()
             fh.seek(0)
             if head.startswith("[") or re.match(r"\{[ \t]*\r?\n", head):
-                yield from _document_events(path, fh.read(), problems)
+                yield from _document_events(path, fh.read(jsonlines.MAX_TEXT_CHARS + 1), report)
                 return
-            for number, line in enumerate(fh, 1):
+            for number, line in numbered_lines(fh):
+                if line is None:
+                    report.skip(f"{path}:{number}: line longer than {jsonlines.MAX_TEXT_CHARS:,} "
+                                    "characters: skipped unread")  # fmt: skip
+                    continue
                 if not line.strip():
                     continue
                 try:
-                    yield Located(f"{path}:{number}", json.loads(line))
-                except json.JSONDecodeError as exc:
-                    problems.append(f"{path}:{number}: malformed JSON: {exc.msg}")
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(f"{path}: unreadable: {exc}")
+                    yield Located(f"{path}:{number}", parse_json(line))
+                except BadText as exc:
+                    report.skip(f"{path}:{number}: {exc}")
+    except OSError as exc:
+        report.skip(f"{path}: unreadable: {exc}")
 
 
-def _document_events(path: Path, text: str, problems: list[str]) -> Iterator[Located]:
+def _document_events(path: Path, text: str, report: OpenLineageReport) -> Iterator[Located]:
     """One (pretty-printed) event per file, or a JSON array of events."""
+    if len(text) > jsonlines.MAX_TEXT_CHARS:
+        report.skip(f"{path}: a JSON document longer than {jsonlines.MAX_TEXT_CHARS:,} characters: "
+                        "skipped unread (write events as JSON lines)")  # fmt: skip
+        return
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        problems.append(f"{path}:{exc.lineno}: malformed JSON: {exc.msg}")
+        document = parse_json(text)
+    except BadText as exc:
+        report.skip(f"{path}:{text.count(chr(10), 0, exc.offset) + 1}: {exc}")
         return
     events = document if isinstance(document, list) else [document]
     for index, event in enumerate(events):
@@ -210,18 +226,18 @@ class EventMapper:
 
     def pieces(self, located: Located) -> list[Piece]:
         """`items`, with each facet's columns and FEEDS (most of an event's values) left as
-        one ColumnSet, which the Reducer takes without a value per column."""
+        one ColumnSet, which the Reducer takes without a value per column. An EventError
+        says where in the event; a broken facet is reported here, with where it was read."""
         event, where = located.event, located.where
-        at = event_time_ms(_require(event, "eventTime", str, where))
-        run_id = _require(_require(event, "run", dict, where), "runId", str, f"{where} run")
-        job = _require(event, "job", dict, where)
+        at = event_time_ms(_require(event, "eventTime", str, "the event"))
+        run_id = _require(_require(event, "run", dict, "the event"), "runId", str, "run")
+        job = _require(event, "job", dict, "the event")
         try:
             job_urn = identity.openlineage_job_urn(
-                _require(job, "namespace", str, f"{where} job"),
-                _require(job, "name", str, f"{where} job"),
+                _require(job, "namespace", str, "job"), _require(job, "name", str, "job")
             )
         except identity.IdentityError as exc:
-            raise EventError(f"{where}: {exc}") from None
+            raise EventError(f"job: {exc}") from None
         out: list[Piece] = []
         reads = self._datasets(event.get("inputs"), "inputs", where, at, out)
         writes = self._datasets(event.get("outputs"), "outputs", where, at, out)
@@ -236,14 +252,14 @@ class EventMapper:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise EventError(f"{where}: {key} is not a list")
+            raise EventError(f"{key} is not a list")
         urns: list[str] = []
         for index, dataset in enumerate(value):
-            spot = f"{where} {key}[{index}]"
-            urn = self.dataset_urn(dataset, spot)
+            spot = f"{where} {key}[{index}]"  # facet problems are reported, not raised
+            urn = self.dataset_urn(dataset, f"{key}[{index}]")
             facets = dataset.get("facets") or {}
             if not isinstance(facets, dict):
-                raise EventError(f"{spot}: facets is not an object")
+                raise EventError(f"{key}[{index}]: facets is not an object")
             props: dict[str, Scalar] = {}
             if facets:
                 self.ignored_facets += len(facets.keys() - KNOWN_FACETS)
@@ -581,7 +597,7 @@ def harvest_openlineage(
         newest = since or 0
         for file in files:
             newest = max(newest, _mtime_ms(file))
-            for located in read_events(file, report.problems):
+            for located in read_events(file, report):
                 report.events += 1
                 window.add(_event_pieces(located, mapper, report))
                 if report.events % WINDOW_EVENTS == 0:
@@ -593,7 +609,8 @@ def harvest_openlineage(
         run.counts.update({
             "files": report.files, "events": report.events, "events_complete": report.complete,
             "runs_failed": report.failed_runs, "events_not_complete": report.skipped_not_complete,
-            "problems": len(report.problems), "facets_ignored": mapper.ignored_facets,
+            "problems": len(report.problems), "events_skipped": report.skipped_bad,
+            "facets_ignored": mapper.ignored_facets,
         })  # fmt: skip
         run.watermark = newest or None
         if report.problems:
@@ -604,11 +621,14 @@ def harvest_openlineage(
 def _event_pieces(located: Located, mapper: EventMapper, report: OpenLineageReport) -> list[Piece]:
     event = located.event
     if not isinstance(event, dict):
-        report.problems.append(f"{located.where}: not a JSON object")
+        report.skip(f"{located.where}: not a JSON object")
         return []
     kind = event.get("eventType")
-    if kind is None:  # a DatasetEvent or JobEvent: no run, nothing ran
-        report.skipped_not_complete += 1
+    if kind is None and ("job" in event or "dataset" in event):
+        report.skipped_not_complete += 1  # a JobEvent or DatasetEvent: nothing ran
+        return []
+    if not isinstance(kind, str) or kind not in EVENT_TYPES:
+        report.skip(f"{located.where}: not an OpenLineage event (eventType {kind!r:.60})")
         return []
     if kind in ("FAIL", "ABORT"):
         report.failed_runs += 1
@@ -619,7 +639,7 @@ def _event_pieces(located: Located, mapper: EventMapper, report: OpenLineageRepo
     try:
         pieces = mapper.pieces(located)
     except EventError as exc:
-        report.problems.append(f"{located.where}: {exc}")
+        report.skip(f"{located.where}: {exc}")
         return []
     report.complete += 1
     return pieces

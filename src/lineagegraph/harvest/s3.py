@@ -48,7 +48,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-from lineagegraph.errors import ConfigError, LineageGraphError
+from lineagegraph.errors import ConfigError, HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.identity import (
     FoldRules,
@@ -286,13 +286,31 @@ def listed_object(entry: dict[str, Any]) -> S3Object:
 
 
 def list_pages(client: BaseClient, scope: Scope, page_size: int) -> Generator[Page, None, None]:
-    """ListObjectsV2 pages of a scope, streamed: nothing beyond one page is held."""
+    """ListObjectsV2 pages of a scope, streamed: nothing beyond one page is held.
+
+    A page that fails after the retries ends the scope's listing: the pages before it are
+    written, the scope is incomplete (nothing in it is soft-deleted) and the error says where
+    the listing stopped. The next run lists the scope from its start again.
+    """
     paginator = client.get_paginator("list_objects_v2")
     pages = paginator.paginate(
         Bucket=scope.bucket, Prefix=scope.prefix, PaginationConfig={"PageSize": page_size}
     )
-    for response in pages:
-        yield Page([listed_object(e) for e in response.get("Contents", ())], now_ms())
+    listed, last = 0, ""
+    try:
+        for response in pages:
+            objects = [listed_object(e) for e in response.get("Contents", ())]
+            yield Page(objects, now_ms())
+            listed, last = listed + len(objects), objects[-1].key if objects else last
+    except (ClientError, BotoCoreError) as exc:
+        if not listed:
+            raise
+        what = f"listing {scope.url}"
+        reason = describe_error(exc, what, scope.bucket, scope.prefix, endpoint_of(client))
+        raise HarvestError(
+            f"{reason}; stopped after {listed:,} objects, the last {last!r}: nothing under "
+            f"{scope.url} was soft-deleted"
+        ) from exc
 
 
 def distinct_scopes(bucket: str, prefixes: Iterable[str]) -> list[Scope]:

@@ -1,10 +1,12 @@
 """S3 Inventory harvester, for buckets too big to list: read a report's manifest and data files.
 
-Trust comes first: the manifest must match its ``manifest.checksum``, every data file must exist
-with the size the manifest states (checked before anything is written), and each data file is
-downloaded to a temporary file and checked against its MD5 before any of its rows is written.
-So a corrupt or mismatched report writes nothing wrong; a data file failing mid-way leaves a
-'partial' run that deletes nothing.
+Trust comes first: the manifest must match its ``manifest.checksum``, and each data file is
+downloaded to a temporary file and checked against the size and MD5 the manifest states before
+any of its rows is written. So a corrupt or mismatched report writes nothing wrong. A data file
+that is missing, mismatched or unreadable is skipped, and a row that cannot be read (wrong field
+count, bad size or date, a key that is not URL-encoded UTF-8) is skipped and reported by data
+file and row; the other files and rows are written, and the run is 'partial' and deletes
+nothing (an object whose row was skipped is still in the bucket).
 
 An inventory is a snapshot taken at its ``creationTimestamp``: that time is the sighting time of
 its objects and the start of its scan, so a listing newer than the report is never undone.
@@ -76,6 +78,7 @@ if TYPE_CHECKING:
 
 FORMATS = ("CSV", "Parquet")
 REQUIRED_FIELDS = ("bucket", "key", "size")
+REPORTED_ROWS = 5  # bad rows named in a data file's error; all are counted
 _CHUNK = 1 << 20
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
@@ -227,23 +230,40 @@ def data_file_pages(
 ) -> Generator[Page, None, None]:
     """The objects of one verified data file in pages, seen at the report's creation time.
 
-    Old versions, delete markers and keys outside `prefix` are skipped and counted.
+    Old versions, delete markers and keys outside `prefix` are skipped and counted. Bad rows
+    are skipped and counted too, and once the file is read a HarvestError names them, so the
+    scope counts as incomplete; a file that cannot be read at all is counted as failed.
     """
-    with tempfile.TemporaryDirectory(prefix="lineagegraph-inventory-") as tmp:
-        path = Path(tmp) / "data"
-        download_verified(client, manifest, data_file, path)
-        objects: list[S3Object] = []
-        skipped: Counter[str] = Counter()
-        for item in _objects(path, manifest, data_file, prefix, page_size):
-            if isinstance(item, str):
-                skipped[item] += 1
-                continue
-            objects.append(item)
-            if len(objects) >= page_size:
+    bad: list[str] = []
+    try:
+        with tempfile.TemporaryDirectory(prefix="lineagegraph-inventory-") as tmp:
+            path = Path(tmp) / "data"
+            download_verified(client, manifest, data_file, path)
+            objects: list[S3Object] = []
+            skipped: Counter[str] = Counter()
+            for item in _objects(path, manifest, data_file, prefix, page_size):
+                if isinstance(item, BadRow):
+                    skipped["skipped_bad_rows"] += 1
+                    bad.append(str(item))
+                    continue
+                if isinstance(item, str):
+                    skipped[item] += 1
+                    continue
+                objects.append(item)
+                if len(objects) >= page_size:
+                    yield Page(objects, manifest.created, dict(skipped))
+                    objects, skipped = [], Counter()
+            if objects or skipped:
                 yield Page(objects, manifest.created, dict(skipped))
-                objects, skipped = [], Counter()
-        if objects or skipped:
-            yield Page(objects, manifest.created, dict(skipped))
+    except Exception:
+        yield Page([], manifest.created, {"inventory_files_failed": 1})
+        raise
+    if bad:
+        more = f"; and {len(bad) - REPORTED_ROWS:,} more" if len(bad) > REPORTED_ROWS else ""
+        raise HarvestError(
+            f"inventory data file {manifest.file_url(data_file)}: {len(bad):,} rows skipped: "
+            f"{'; '.join(bad[:REPORTED_ROWS])}{more}"
+        )
 
 
 def download_verified(
@@ -252,13 +272,18 @@ def download_verified(
     """Stream a data file to `path`, checking its size and MD5 against the manifest."""
     digest = hashlib.md5(usedforsecurity=False)
     size = 0
-    body = client.get_object(Bucket=manifest.destination_bucket, Key=data_file.key)["Body"]
-    with path.open("wb") as out:
-        for chunk in body.iter_chunks(_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-            out.write(chunk)
     where = manifest.file_url(data_file)
+    try:
+        body = client.get_object(Bucket=manifest.destination_bucket, Key=data_file.key)["Body"]
+        with path.open("wb") as out:
+            for chunk in body.iter_chunks(_CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+                out.write(chunk)
+    except (ClientError, BotoCoreError) as exc:
+        bucket, endpoint = manifest.destination_bucket, endpoint_of(client)
+        reason = describe_error(exc, f"reading {where}", bucket, data_file.key, endpoint)
+        raise HarvestError(reason) from None
     if digest.hexdigest().lower() != data_file.md5.lower() or size != data_file.size:
         raise HarvestError(
             f"inventory data file {where} ({size:,} bytes, MD5 {digest.hexdigest()}) does not "
@@ -267,10 +292,15 @@ def download_verified(
         )
 
 
+class BadRow(ValueError):
+    """A data file row that cannot be read: skipped, counted, and named in the file's error."""
+
+
 def _objects(
     path: Path, manifest: Manifest, data_file: DataFile, prefix: str, page_size: int
-) -> Iterator[S3Object | str]:
-    """Each current object, or for a row skipped on purpose the counter naming why."""
+) -> Iterator[S3Object | str | BadRow]:
+    """Each current object; for a row skipped on purpose the counter naming why; for a row
+    that cannot be read, a BadRow saying which and why."""
     where = manifest.file_url(data_file)
     rows = (
         _csv_rows(path, manifest.columns, where)
@@ -279,65 +309,100 @@ def _objects(
     )
     for number, row in rows:
         try:
-            if row.get("is_latest") is False:
-                yield "skipped_old_versions"
-                continue
-            if row.get("is_delete_marker") is True:
-                yield "skipped_delete_markers"
-                continue
-            if row["bucket"] != manifest.source_bucket:
-                raise HarvestError(
-                    f"lists bucket {row['bucket']!r}, but manifest {manifest.url} is for "
-                    f"{manifest.source_bucket!r}"
-                )
-            key = row["key"]
-            if not key.startswith(prefix):
-                yield "skipped_outside_prefix"
-                continue
-            etag = row.get("e_tag")
-            yield S3Object(
-                key=key,
-                size=int(row["size"]),
-                last_modified=row.get("last_modified_date"),
-                etag=etag.strip('"') if etag else None,
-                storage_class=row.get("storage_class") or STANDARD,
-            )
-        except (HarvestError, IdentityError, ValueError, TypeError) as exc:
-            raise HarvestError(f"inventory data file {where}, row {number}: {exc}") from None
+            if isinstance(row, BadRow):
+                raise row
+            yield _object(row, manifest, prefix)
+        except BadRow as exc:
+            yield BadRow(f"row {number}: {exc}")
+
+
+def _object(row: dict[str, Any], manifest: Manifest, prefix: str) -> S3Object | str:
+    if row.get("is_latest") is False:
+        return "skipped_old_versions"
+    if row.get("is_delete_marker") is True:
+        return "skipped_delete_markers"
+    if row["bucket"] != manifest.source_bucket:
+        raise BadRow(
+            f"lists bucket {row['bucket']!r}, but manifest {manifest.url} is for "
+            f"{manifest.source_bucket!r}"
+        )
+    key = row["key"]
+    if not isinstance(key, str) or not key:
+        raise BadRow(f"Key {key!r} is not an object key")
+    if not key.startswith(prefix):
+        return "skipped_outside_prefix"
+    size = row["size"]
+    if type(size) is not int or size < 0:
+        raise BadRow(f"Size {size!r} is not a number of bytes")
+    etag = row.get("e_tag")
+    return S3Object(
+        key=key,
+        size=size,
+        last_modified=row.get("last_modified_date"),
+        etag=etag.strip('"') if etag else None,
+        storage_class=row.get("storage_class") or STANDARD,
+    )
 
 
 def _csv_rows(
     path: Path, columns: tuple[str, ...], where: str
-) -> Iterator[tuple[int, dict[str, Any]]]:
+) -> Iterator[tuple[int, dict[str, Any] | BadRow]]:
+    """Each row by number; bytes that are not UTF-8 cost their row only (surrogateescape)."""
     number = 0
     try:
-        with gzip.open(path, "rt", encoding="utf-8", newline="") as text:
-            for number, fields in enumerate(csv.reader(text), 1):
-                if len(fields) != len(columns):
-                    raise HarvestError(
-                        f"inventory data file {where}, row {number}: {len(fields)} fields, the "
-                        f"manifest's fileSchema has {len(columns)}"
-                    )
-                raw = dict(zip(columns, fields, strict=True))
-                yield (
-                    number,
-                    {
-                        "bucket": raw["bucket"],
-                        "key": decode_inventory_key(raw["key"]),
-                        "size": raw["size"] or None,
-                        "last_modified_date": _iso_ms(raw.get("last_modified_date")),
-                        "e_tag": raw.get("e_tag") or None,
-                        "storage_class": raw.get("storage_class") or None,
-                        "is_latest": _flag(raw.get("is_latest")),
-                        "is_delete_marker": _flag(raw.get("is_delete_marker")),
-                    },
-                )
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, csv.Error) as exc:
+        with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape", newline="") as text:
+            reader = csv.reader(text)
+            while True:
+                number += 1
+                try:
+                    fields = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as exc:  # the reader starts afresh at the next row
+                    yield number, BadRow(f"not CSV: {exc}")
+                    continue
+                try:
+                    yield number, _csv_row(fields, columns)
+                except BadRow as exc:
+                    yield number, exc
+    except (OSError, EOFError, zlib.error) as exc:
         raise HarvestError(
-            f"inventory data file {where} is not a gzip CSV (after row {number}): {exc}"
+            f"inventory data file {where} is not a gzip CSV (after row {number - 1}): {exc}"
         ) from None
+
+
+def _csv_row(fields: list[str], columns: tuple[str, ...]) -> dict[str, Any]:
+    if len(fields) != len(columns):
+        raise BadRow(f"{len(fields)} fields, the manifest's fileSchema has {len(columns)}")
+    raw = dict(zip(columns, fields, strict=True))
+    if not all(field.isascii() or _is_utf8(field) for field in fields):
+        raise BadRow("not UTF-8")
+    try:
+        key = decode_inventory_key(raw["key"])
     except IdentityError as exc:
-        raise HarvestError(f"inventory data file {where}, row {number}: {exc}") from None
+        raise BadRow(str(exc)) from None
+    size = raw["size"]
+    if not size.isdigit():  # isdigit: no sign, no spaces, no underscores
+        raise BadRow(f"Size {size!r} is not a number of bytes")
+    return {
+        "bucket": raw["bucket"],
+        "key": key,
+        "size": int(size),
+        "last_modified_date": _iso_ms(raw.get("last_modified_date")),
+        "e_tag": raw.get("e_tag") or None,
+        "storage_class": raw.get("storage_class") or None,
+        "is_latest": _flag(raw.get("is_latest")),
+        "is_delete_marker": _flag(raw.get("is_delete_marker")),
+    }
+
+
+def _is_utf8(text: str) -> bool:
+    """False when surrogateescape let an undecodable byte through."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _flag(value: str | None) -> bool | None:
@@ -347,7 +412,10 @@ def _flag(value: str | None) -> bool | None:
 def _iso_ms(value: str | None) -> int | None:
     if not value:
         return None
-    return int(datetime.fromisoformat(value).timestamp() * 1000)
+    try:
+        return int(datetime.fromisoformat(value).timestamp() * 1000)
+    except ValueError:
+        raise BadRow(f"LastModifiedDate {value!r} is not an ISO 8601 time") from None
 
 
 def _parquet_rows(path: Path, where: str, batch_size: int) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -415,7 +483,6 @@ def harvest_s3_inventory(
         for f in manifest.files
     ]
     with harvest_run(store, SYSTEM, scope.url) as (run, _):
-        check_data_files(client, manifest, settings.s3.parallelism)
         run.counts["inventory_files"] = len(manifest.files)
         report = scan_and_settle(
             store, run, settings, tasks, [scope], manifest.created, endpoint_of(client),

@@ -7,22 +7,32 @@ are idempotent MERGEs, so a replay that stops half-way and runs again duplicates
 Writer and replayer share each file through an exclusive flock: the replayer holds it from
 reading to deleting, and a writer that finds its file deleted under it starts a new one, so a
 record is never appended to a file that is already gone.
+
+A line that cannot be replayed (half-written by a killed driver, an undecodable byte, nesting
+too deep, not a record) is reported by file and line, counted (`records_rejected`) and kept
+byte for byte in FILE.rejected; the other lines are replayed and the run is partial.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import json
 import logging
 import os
+import types
+import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lineagegraph import jsonlines
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.identity import IdentityError
+from lineagegraph.jsonlines import numbered_lines, parse_json
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.spark.lineage import LineageError, SparkAction, action_items
 
@@ -89,24 +99,29 @@ def replay(store: GraphStore, directory: Path) -> tuple[HarvestRun, ReplayReport
 def _replay_file(
     path: Path, store: GraphStore, writer: GraphWriter, run: HarvestRun, report: ReplayReport
 ) -> None:
-    with open(path, "r+", encoding="utf-8") as fh:
+    with open(path, "r+", encoding="utf-8", errors="surrogateescape") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         if os.fstat(fh.fileno()).st_nlink == 0:
             return  # another replay took it
         rejected: list[str] = []
         actions: list[SparkAction] = []
-        for number, line in enumerate(fh, 1):
+        for number, line in numbered_lines(fh):
+            if line is None:
+                report.problems.append(f"{path}:{number}: longer than {jsonlines.MAX_TEXT_CHARS:,} "
+                                       "characters: dropped")  # fmt: skip
+                run.counts["records_rejected"] += 1
+                continue
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = parse_json(line)
                 if not isinstance(record, dict):
                     raise LineageError("not a JSON object")
                 if record.get("type") == "failure":
                     run.counts["actions_failed"] += 1
                     report.failures += 1
                     continue
-                actions.append(SparkAction.from_record(record))
+                actions.append(replayable(record))
             except (ValueError, LineageError) as exc:
                 report.problems.append(f"{path}:{number}: {exc}")
                 run.counts["records_rejected"] += 1
@@ -114,11 +129,55 @@ def _replay_file(
         write_actions(store, writer, actions)
         run.counts["actions_recorded"] += len(actions)
         report.actions += len(actions)
-        if rejected:  # kept for a person to read, never replayed again
-            with open(path.with_name(path.name + REJECTED_SUFFIX), "a", encoding="utf-8") as bad:
+        if rejected:  # kept, byte for byte, for a person to read, never replayed again
+            rejects = path.with_name(path.name + REJECTED_SUFFIX)
+            with open(rejects, "a", encoding="utf-8", errors="surrogateescape") as bad:
                 bad.writelines(rejected)
         path.unlink()
         report.files += 1
+
+
+def replayable(record: dict[str, Any]) -> SparkAction:
+    """A spooled record as an action whose values the graph can take: every field of the type
+    it is declared with, every urn a urn. Otherwise a LineageError (IdentityError) saying why,
+    for this record alone, rather than a failure of every replay when the file is written."""
+    action = SparkAction.from_record(record)
+    problem = _type_problem(action, SparkAction, "")
+    if problem:
+        raise LineageError(f"not a Spark action record: {problem}")
+    try:
+        for _ in action_items(action):  # each urn parses here, before anything is written
+            pass
+    except IdentityError as exc:
+        raise LineageError(f"not a Spark action record: {exc}") from None
+    return action
+
+
+def _type_problem(value: Any, hint: Any, where: str) -> str | None:
+    """Where `value` is not of the type `hint` (a record dataclass or a field type), or None."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint):
+        hints = typing.get_type_hints(hint)
+        for f in dataclasses.fields(hint):
+            name = f"{where}.{f.name}" if where else f.name
+            problem = _type_problem(getattr(value, f.name), hints[f.name], name)
+            if problem:
+                return problem
+        return None
+    if origin is list:
+        if not isinstance(value, list):
+            return f"{where} is {value!r:.60}, not a list"
+        problems = (_type_problem(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+        return next((p for p in problems if p), None)
+    if origin is typing.Literal:
+        return None if value in args else f"{where} is {value!r:.60}, not one of {args}"
+    if origin is types.UnionType:
+        if value is None and type(None) in args:
+            return None
+        return _type_problem(value, next(a for a in args if a is not type(None)), where)
+    if type(value) is not hint or (hint is int and not -(2**63) <= value < 2**63):
+        return f"{where} is {value!r:.60}, not {'a 64-bit integer' if hint is int else 'text'}"
+    return None
 
 
 def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAction]) -> None:

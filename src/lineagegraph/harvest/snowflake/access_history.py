@@ -17,7 +17,6 @@ MalformedRow naming its query id and the column at fault, and the harvest goes o
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Sequence
@@ -42,6 +41,7 @@ from lineagegraph.identity import (
     snowflake_urn,
     system_of,
 )
+from lineagegraph.jsonlines import BadText, parse_json
 from lineagegraph.model import Asset, AssetKind, Column, ColumnFeed, Flow, Item, Transformation
 
 SYSTEM = "snowflake"
@@ -126,10 +126,13 @@ def parse_row(row: Sequence[Any]) -> AccessRecord:
         if column == "BASE_OBJECTS_ACCESSED" and raw == values["DIRECT_OBJECTS_ACCESSED"]:
             parsed[column] = parsed["DIRECT_OBJECTS_ACCESSED"]  # the same text (no views)
             continue
-        try:
-            value = json.loads(raw) if isinstance(raw, str | bytes) else raw
-        except ValueError as exc:
-            raise MalformedRow(query_id, f"{column} is not valid JSON ({exc})") from None
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", "surrogateescape")
+        try:  # parse_json: nesting too deep or a lone surrogate is a reason, not a crash
+            value = parse_json(raw) if isinstance(raw, str) else raw
+        except BadText as exc:
+            reason = str(exc).removeprefix("malformed JSON: ")
+            raise MalformedRow(query_id, f"{column} is not valid JSON ({reason})") from None
         if column in _VARIANT_ARRAYS:
             value = [] if value is None else value
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
@@ -489,8 +492,8 @@ class _RowContext:
             raise MalformedRow(self.r.query_id, f"{where} has no objectDomain")
         return str(entry["objectDomain"]).lower()
 
-    def _text(self, entry: dict[str, Any], key: str, where: str) -> str:
-        value = entry.get(key)
+    def _text(self, entry: Any, key: str, where: str) -> str:
+        value = entry.get(key) if isinstance(entry, dict) else None
         if not isinstance(value, str) or not value:
             raise MalformedRow(self.r.query_id, f"{where} has no {key}")
         return value
