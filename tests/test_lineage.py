@@ -527,3 +527,58 @@ def test_cli_deleted_start_and_bad_output_path(run, tmp_path: Path) -> None:  # 
 def test_cli_path_depth_is_bounded(run) -> None:  # type: ignore[no-untyped-def]
     result = run("path", "raw.public.orders", "reports.public.revenue", "--depth", "21")
     assert result.exit_code == 2 and "21 is not in the range 1<=x<=20" in result.stderr
+
+
+READ_COMMANDS = [
+    ["upstream", "raw.public.orders"],
+    ["downstream", "raw.public.orders"],
+    ["impact", "raw.public.orders"],
+    ["path", "raw.public.orders", "reports.public.revenue"],
+    ["columns", "raw.public.orders#AMOUNT"],
+    ["orphans"],
+    ["cost-report"],
+]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda args: args[0])
+def test_cli_read_commands_refuse_a_store_that_does_not_exist(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "lineagegrpah"
+    result = CliRunner().invoke(cli, ["--data-dir", str(typo), *args])
+    assert result.exit_code == 3, result.output
+    assert f"no graph store at '{typo}': the directory does not exist" in result.stderr
+    assert "--data-dir" in result.stderr and "lineagegraph harvest" in result.stderr
+    assert not typo.exists()  # nothing created
+    typo.mkdir()  # a directory, but no store in it
+    again = CliRunner().invoke(cli, ["--data-dir", str(typo), *args])
+    assert again.exit_code == 3 and "holds no store files" in again.stderr
+    assert list(typo.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def empty_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store that exists, with a schema and nothing harvested."""
+    data_dir = tmp_path_factory.mktemp("empty-store")
+    with open_store(GraphSettings(data_dir=data_dir)) as store:
+        store.init_schema()
+    return data_dir
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (READ_COMMANDS[0], "holds no assets yet: run `lineagegraph harvest all` first"),
+        (READ_COMMANDS[3], "holds no assets yet"),
+        (READ_COMMANDS[5], "holds no S3 objects yet: run `lineagegraph harvest s3` first"),
+        (READ_COMMANDS[6], "holds no S3 objects yet"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else "",
+)
+def test_cli_read_commands_on_an_empty_graph_say_harvest_first(
+    args: list[str], what: str, empty_dir: Path
+) -> None:
+    result = CliRunner().invoke(cli, ["--data-dir", str(empty_dir), *args])
+    assert result.exit_code == 3, result.output
+    assert what in result.stderr and result.stdout == ""

@@ -30,6 +30,7 @@ from lineagegraph.identity import (
     split_column_urn,
 )
 from lineagegraph.settings import Settings
+from lineagegraph.store_check import require_assets
 
 Direction = Literal["upstream", "downstream"]
 DIRECTIONS: tuple[Direction, ...] = ("upstream", "downstream")
@@ -213,6 +214,7 @@ def resolve(store: GraphStore, settings: Settings, text: str) -> str:
             f"{text!r} names several assets; give the full urn",
             [_label(row) for row in named[:SUGGESTIONS]],
         )
+    require_assets(store, "lineage_any_asset", "assets", "all")
     hint = ""
     if "://" not in text and text.count(".") >= 2 and not settings.identity.snowflake_account:
         hint = " (set identity.snowflake_account to look up Snowflake names)"

@@ -7,7 +7,8 @@ answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTM
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,10 @@ import click
 from lineagegraph import lineage, render
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import LineageGraphError
+from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction, Reached
 from lineagegraph.render import FORMATS, PICTURE_FORMATS
+from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)
 
@@ -37,6 +40,14 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
         help="table/tree for the terminal, json for programs, mermaid/dot/html for a picture.",
     )(func)  # fmt: skip
+
+
+@contextmanager
+def read_store(app: App) -> Iterator[GraphStore]:
+    """The store of a read command: one that must already exist (store_check)."""
+    require_existing_store(app.settings)
+    with app.store() as store:
+        yield store
 
 
 def emit(text: str, output: Path | None) -> None:
@@ -109,7 +120,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
         output: Path | None,
         include_deleted: bool,
     ) -> None:
-        with app.store() as store:
+        with read_store(app) as store:
             urn = lineage.resolve(store, app.settings, name)
             start = lineage.start_asset(store, urn, include_deleted=include_deleted)
             reached = lineage.traverse(
@@ -168,7 +179,7 @@ def path_command(
       lineagegraph path s3a://raw-bucket/orders/ analytics.marts.daily_sales
       lineagegraph path s3://raw-bucket/orders ANALYTICS.MARTS.DAILY_SALES --format mermaid
     """
-    with app.store() as store:
+    with read_store(app) as store:
         src = lineage.resolve(store, app.settings, source)
         dst = lineage.resolve(store, app.settings, target)
         start = lineage.start_asset(store, src, include_deleted=include_deleted)
@@ -200,7 +211,7 @@ def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: 
       lineagegraph impact raw.public.orders
       lineagegraph impact s3://raw-bucket/orders --format html -o impact.html
     """
-    with app.store() as store:
+    with read_store(app) as store:
         urn = lineage.resolve(store, app.settings, name)
         result = lineage.impact(store, urn, include_deleted=include_deleted)
     if fmt == "json":
@@ -248,7 +259,7 @@ def columns(
     directions: list[Direction] = (
         list(lineage.DIRECTIONS) if direction == "both" else [direction]  # type: ignore[list-item]
     )
-    with app.store() as store:
+    with read_store(app) as store:
         urn = lineage.resolve_column(store, app.settings, column)
         start = lineage.start_column(store, urn, include_deleted=include_deleted)
         found = {

@@ -20,6 +20,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.output import render, size_text, usd_text
 from lineagegraph.reports.globs import Glob
 from lineagegraph.reports.pricing import GB, PriceTable, Usage, apportion, monthly_costs
+from lineagegraph.store_check import require_assets
 
 DAY_MS = 86_400_000
 Kind = Literal["orphans", "cost"]
@@ -245,6 +246,8 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
             **options.prices.query_params(),
         },
     )
+    if not records:
+        require_assets(store, "orphans_any_file", "S3 objects", "s3")
     usages = [
         Usage(
             r["storage_class"],
