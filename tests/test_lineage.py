@@ -349,6 +349,35 @@ def test_resolve_typo_suggests_closest(graph: GraphStore, settings: Settings) ->
     assert f"did you mean:\n  {RAW_ORDERS}" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("DAU_DASHBORD", "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD"),
+        ("events_daly", "s3://lake/events_daily"),
+        ("s3://lake/evnts-daily", "s3://lake/events_daily"),
+        ("bi.public.dau_dashbord", "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD"),
+    ],
+)
+def test_resolve_suggests_names_with_a_typo_inside_a_word(
+    graph: GraphStore, settings: Settings, typed: str, expected: str
+) -> None:
+    writer = GraphWriter(graph)
+    for urn in (
+        "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD",
+        "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD_BACKUP",
+        "snowflake://acme-prod/BI.PUBLIC.WAU_DASHBOARD",
+        "s3://lake/events_daily",
+        "s3://lake/events_daily_v2",
+        "s3://lake/events_hourly",
+    ):
+        writer.add(Asset(urn, "Table" if "snowflake" in urn else "Dataset", system_of(urn),
+                         name_of(urn), T0))  # fmt: skip
+    writer.flush()
+    with pytest.raises(AssetNotFound, match="no asset matches") as caught:
+        lineage.resolve(graph, settings, typed)
+    assert caught.value.suggestions[0] == expected
+
+
 def test_resolve_marks_deleted_suggestions(graph: GraphStore, settings: Settings) -> None:
     with pytest.raises(AssetNotFound) as caught:
         lineage.resolve(graph, settings, "analytics.scratch.orders_cpy")
