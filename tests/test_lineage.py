@@ -465,9 +465,20 @@ def test_cli_downstream_table(run) -> None:  # type: ignore[no-untyped-def]
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == f"downstream of {ORDERS_S3}: 4 asset(s) within 20 hop(s)"
-    assert lines[1].split() == ["distance", "system", "kind", "urn", "via"]
-    assert lines[3].split() == ["2", "snowflake", "Table", RAW_ORDERS, COPY_Q]
+    assert lines[1].split() == ["distance", "system", "kind", "written_by", "urn"]
+    assert lines[3].split() == ["2", "snowflake", "Table", COPY_Q, RAW_ORDERS]
     assert lines[-1] == "(4 rows)"
+
+
+def test_cli_upstream_table_names_the_job_that_reads_each_asset(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("upstream", "analytics.marts.daily_sales")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1].split() == ["distance", "system", "kind", "urn", "read_by"]
+    rows = {line.split()[3]: line.split()[4:] for line in lines[3:-1]}
+    # The raw prefix is read by the Spark job (which wrote the staged copy), not produced by it.
+    assert rows[ORDERS_S3] == [SPARK_JOB]
+    assert rows[STAGED] == [COPY_Q]
 
 
 def test_cli_upstream_json_and_tree(run) -> None:  # type: ignore[no-untyped-def]
@@ -481,9 +492,9 @@ def test_cli_upstream_json_and_tree(run) -> None:  # type: ignore[no-untyped-def
     tree = run("upstream", "reports.public.revenue", "--depth", "2", "--format", "tree")
     assert tree.output.splitlines() == [
         f"{REVENUE}  [snowflake Table]",
-        f"└── ◀ {DAILY}  [snowflake Table]  via {REVENUE_Q}",
-        f"    ├── ◀ {ENRICHED}  [snowflake Table]  via {DAILY_Q}",
-        f"    └── ◀ {RAW_ORDERS}  [snowflake Table]  via {DAILY_Q}",
+        f"└── ◀ {DAILY}  [snowflake Table]  read by {REVENUE_Q}",
+        f"    ├── ◀ {ENRICHED}  [snowflake Table]  read by {DAILY_Q}",
+        f"    └── ◀ {RAW_ORDERS}  [snowflake Table]  read by {DAILY_Q}",
     ]
 
 
@@ -500,6 +511,31 @@ def test_cli_path(run) -> None:  # type: ignore[no-untyped-def]
     assert "path 2 (4 hops)" in result.output
     none = run("path", "analytics.marts.daily_sales", "s3://raw-bucket/orders")
     assert none.exit_code == 0 and none.output.startswith("no path from")
+
+
+def test_path_from_an_s3_object_starts_from_its_dataset(graph: GraphStore) -> None:
+    assert lineage.paths(graph, RAW_FILE, DAILY) == []  # the object has no FLOWS_TO itself
+    answer = lineage.paths_between(graph, RAW_FILE, DAILY)
+    assert (answer.src, answer.dst) == (ORDERS_S3, DAILY)
+    assert [p.assets[0].urn for p in answer.paths] == [ORDERS_S3, ORDERS_S3]
+    assert answer.notes == (
+        f"FROM {RAW_FILE} is an S3 object with no lineage of its own: showing the paths from "
+        f"the dataset it is part of, {ORDERS_S3}",
+    )
+    nothing = lineage.paths_between(graph, DAILY, RAW_FILE)  # no path either way
+    assert (nothing.src, nothing.dst, nothing.paths, nothing.notes) == (DAILY, RAW_FILE, [], ())
+    direct = lineage.paths_between(graph, ORDERS_S3, DAILY)
+    assert direct.notes == () and len(direct.paths) == 2
+
+
+def test_cli_path_from_an_s3_object(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("path", RAW_FILE, "analytics.marts.daily_sales")
+    assert result.exit_code == 0, result.output
+    assert f"showing the paths from the dataset it is part of, {ORDERS_S3}" in result.stderr
+    assert "path 1 (3 hops)" in result.stdout and f"  {ORDERS_S3}" in result.stdout
+    data = json.loads(run("path", RAW_FILE, "analytics.marts.daily_sales", "--format",
+                          "json").stdout)  # fmt: skip
+    assert data["from"]["urn"] == ORDERS_S3 and len(data["notes"]) == 1
 
 
 def test_cli_impact(run) -> None:  # type: ignore[no-untyped-def]

@@ -126,16 +126,22 @@ def test_tree_marks_nodes_reached_twice() -> None:
     assert render.tree(render.traversal_view(START, found, "downstream")).splitlines() == [
         f"{START.urn}  [s3 Dataset]",
         f"├── {a}  [s3 Dataset]",
-        f"│   └── {c}  [s3 Dataset]  via job",
+        f"│   └── {c}  [s3 Dataset]  written by job",
         f"└── {b}  [s3 Dataset]",
         f"    └── {c} (see above)",
     ]
 
 
 def test_reached_table_and_json() -> None:
-    table = render.reached_table(DOWNSTREAM).splitlines()
-    assert table[0].split() == ["distance", "system", "kind", "urn", "via"]
+    table = render.reached_table(DOWNSTREAM, "downstream").splitlines()
+    # Downstream, the job that wrote an asset comes before it, as data flows.
+    assert table[0].split() == ["distance", "system", "kind", "written_by", "urn"]
+    assert table[2].split() == ["1", "s3", "Dataset", "spark://job", STAGED.urn]
     assert "Table (deleted)" in table[4]
+    up = render.reached_table([STAGED], "upstream").splitlines()
+    # Upstream, the job on an asset's row reads it (toward the start): named so, after it.
+    assert up[0].split() == ["distance", "system", "kind", "urn", "read_by"]
+    assert up[2].split() == ["1", "s3", "Dataset", STAGED.urn, "spark://job"]
     data = json.loads(render.to_json({"assets": DOWNSTREAM, "groups": {("s3", "Dataset"): []}}))
     assert data["assets"][0]["via"] == ["spark://job"]
     assert data["groups"] == {"s3/Dataset": []}

@@ -499,6 +499,47 @@ def paths(
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class PathAnswer:
+    """The paths found, between the assets they were looked for from and to: the ones asked
+    for, or the dataset an S3 object asked for is part of (`notes` say which)."""
+
+    src: str
+    dst: str
+    paths: list[LineagePath]
+    notes: tuple[str, ...] = ()
+
+
+def paths_between(
+    store: GraphStore,
+    src: str,
+    dst: str,
+    max_depth: int = 10,
+    limit: int = DEFAULT_PATH_LIMIT,
+    *,
+    include_deleted: bool = False,
+) -> PathAnswer:
+    """`paths`, and when an end is an S3 object with no path of its own, the paths of the
+    dataset it is PART_OF: flows are recorded between datasets (a Spark job reads a prefix),
+    so an object's lineage is its dataset's."""
+    found = paths(store, src, dst, max_depth, limit, include_deleted=include_deleted)
+    if found:
+        return PathAnswer(src, dst, found)
+    rows = store.read("lineage_dataset_of", {"urns": [src, dst]})
+    datasets = {row["file"]: row["dataset"] for row in rows}
+    new_src, new_dst = datasets.get(src, src), datasets.get(dst, dst)
+    if (new_src, new_dst) == (src, dst) or new_src == new_dst:
+        return PathAnswer(src, dst, found)
+    found = paths(store, new_src, new_dst, max_depth, limit, include_deleted=include_deleted)
+    notes = tuple(
+        f"{end} {urn} is an S3 object with no lineage of its own: showing the paths "
+        f"{'from' if end == 'FROM' else 'to'} the dataset it is part of, {dataset}"
+        for end, urn, dataset in (("FROM", src, new_src), ("TO", dst, new_dst))
+        if dataset != urn
+    )
+    return PathAnswer(new_src, new_dst, found, notes) if found else PathAnswer(src, dst, [])
+
+
 def start_column(store: GraphStore, col_urn: str, *, include_deleted: bool = False) -> Reached:
     """The column a column-lineage question starts from; its asset's deletion applies to it."""
     row = _details(store, "column", [col_urn]).get(col_urn)

@@ -11,8 +11,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 FORMATS = ("table", "json", "csv", "markdown")
-WIDTH = 100
-"""Terminal tables wrap to fit this many columns."""
+REPORT_WIDTH = 100
+"""The reports' terminal tables wrap to fit this many columns."""
 MIN_TEXT_WIDTH = 12
 
 
@@ -22,9 +22,11 @@ def render(
     fmt: str,
     *,
     right_aligned: Collection[str] = (),
+    width: int | None = None,
 ) -> str:
     """`right_aligned` names the table's columns of amounts given as text (`$0.0230`, sizes),
-    aligned and kept whole like numbers."""
+    aligned and kept whole like numbers; with `width`, a table wraps to fit it (urns that
+    people copy are better left whole, so only reports ask for this)."""
     if fmt == "json":
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         return json.dumps(records, indent=2, ensure_ascii=False, default=str)
@@ -41,7 +43,7 @@ def render(
         ]
         return "\n".join(lines)
     if fmt == "table":
-        return _table(columns, rows, right_aligned)
+        return _table(columns, rows, right_aligned, width)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -91,7 +93,7 @@ def _table(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     right_aligned: Collection[str] = (),
-    width: int = WIDTH,
+    width: int | None = None,
 ) -> str:
     """Aligned columns (numbers to the right); a table wider than `width` wraps its widest
     text columns and headers (at `_`) onto more lines rather than running off the screen."""
@@ -100,7 +102,9 @@ def _table(
         name in right_aligned or _numeric([row[i] for row in rows])
         for i, name in enumerate(columns)
     ]
-    widths = _fit([list(columns), *cells], numeric, width)
+    widths = [max(len(v) for v in column) for column in zip(columns, *cells, strict=True)]
+    if width is not None:
+        widths = _fit([list(columns), *cells], numeric, width)
 
     def lines(values: Sequence[str]) -> list[str]:
         parts = [_wrap(v, w) for v, w in zip(values, widths, strict=True)]

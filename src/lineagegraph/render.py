@@ -204,14 +204,20 @@ def _via_cell(via: Sequence[str]) -> str:
     return via[0] + (f" (+{len(via) - 1})" if len(via) > 1 else "")
 
 
-def reached_table(reached: Sequence[Reached]) -> str:
-    """One row per asset: distance, system, kind, urn and the transformation that moved it."""
-    rows = [
-        [r.distance, r.system, r.kind + (" (deleted)" if r.deleted_at is not None else ""),
-         r.urn, _via_cell(r.via)]
-        for r in reached
-    ]  # fmt: skip
-    return render_rows(["distance", "system", "kind", "urn", "via"], rows, "table")
+def reached_table(reached: Sequence[Reached], direction: Direction) -> str:
+    """One row per asset: distance, system, kind, urn, and the transformations that link it to
+    the asset one hop nearer the start, named for what they did and placed in the order data
+    flows: downstream, `written_by` before the asset (the job that wrote it); upstream,
+    `read_by` after it (the job that read it to feed the next asset toward the start)."""
+
+    def described(r: Reached) -> list[Any]:
+        return [r.distance, r.system, r.kind + (" (deleted)" if r.deleted_at is not None else "")]
+
+    if direction == "downstream":
+        rows = [[*described(r), _via_cell(r.via), r.urn] for r in reached]
+        return render_rows(["distance", "system", "kind", "written_by", "urn"], rows, "table")
+    rows = [[*described(r), r.urn, _via_cell(r.via)] for r in reached]
+    return render_rows(["distance", "system", "kind", "urn", "read_by"], rows, "table")
 
 
 def tree(view: View) -> str:
@@ -244,7 +250,7 @@ def tree(view: View) -> str:
             lines.append(f"{prefix}{branch}{arrow}{node.urn} (see above)")
             continue
         shown.add(node.urn)
-        lines.append(f"{prefix}{branch}{arrow}{_tree_label(node)}{_via_note(edge)}")
+        lines.append(f"{prefix}{branch}{arrow}{_tree_label(node)}{_via_note(edge, node)}")
         below = children[node.urn]
         inner = prefix + ("    " if last else "│   ")
         stack.extend([(e, inner, i == len(below) - 1) for i, e in enumerate(below)][::-1])
@@ -258,10 +264,12 @@ def _tree_label(node: Node) -> str:
     return f"{node.urn}  [{node.system or '?'} {node.kind}{deleted}]"
 
 
-def _via_note(edge: Edge) -> str:
+def _via_note(edge: Edge, node: Node) -> str:
+    """Upstream (left of the start) the edge's job reads the node; downstream it wrote it."""
     if edge.dashed and not edge.via:
         return "  (indirect)"
-    return f"  via {_via_cell(edge.via)}" if edge.via else ""
+    verb = "read by" if node.level < 0 else "written by"
+    return f"  {verb} {_via_cell(edge.via)}" if edge.via else ""
 
 
 def paths_text(found: Sequence[LineagePath]) -> str:

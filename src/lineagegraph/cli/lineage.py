@@ -80,7 +80,7 @@ def _show_traversal(
     if fmt == "tree":
         return render.tree(view)
     header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
-    return header + "\n" + render.reached_table(reached)
+    return header + "\n" + render.reached_table(reached, direction)
 
 
 def _traversal_command(direction: Direction) -> Callable[..., None]:
@@ -182,17 +182,27 @@ def path_command(
     with read_store(app) as store:
         src = lineage.resolve(store, app.settings, source)
         dst = lineage.resolve(store, app.settings, target)
-        start = lineage.start_asset(store, src, include_deleted=include_deleted)
-        end = lineage.start_asset(store, dst, include_deleted=include_deleted)
-        found = lineage.paths(store, src, dst, depth, limit, include_deleted=include_deleted)
+        answer = lineage.paths_between(
+            store, src, dst, depth, limit, include_deleted=include_deleted
+        )
+        start, end = (
+            lineage.start_asset(store, urn, include_deleted=include_deleted)
+            for urn in (answer.src, answer.dst)
+        )
+    for note in answer.notes:
+        click.echo(f"note: {note}", err=True)
+    found = answer.paths
     if fmt == "json":
-        text = render.to_json({"from": start, "to": end, "depth": depth, "paths": found})
+        text = render.to_json({"from": start, "to": end, "depth": depth, "paths": found,
+                               "notes": answer.notes})  # fmt: skip
     elif fmt in PICTURE_FORMATS:
-        text = render.picture(render.paths_view(found, start, end), fmt)
+        view = render.paths_view(found, start, end)
+        view.note = " ".join(answer.notes)
+        text = render.picture(view, fmt)
     elif not found:
         text = f"no path from {src} to {dst} within {depth} hop(s)"
     else:
-        text = render.paths_text(found)
+        text = "\n".join([*answer.notes, render.paths_text(found)])
     emit(text, output)
 
 
@@ -275,7 +285,7 @@ def columns(
         text = render.tree(render.columns_view(start, up, down))
     else:
         text = "\n\n".join(
-            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items)
+            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items, d)
             if items else f"nothing {d} of {urn} within {depth} hop(s)"
             for d, items in found.items()
         )  # fmt: skip

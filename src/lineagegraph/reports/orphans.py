@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.output import render, size_text, usd_text
+from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
 from lineagegraph.reports.globs import Glob
 from lineagegraph.reports.pricing import GB, PriceTable, Usage, apportion, monthly_costs
 from lineagegraph.store_check import require_assets
@@ -183,9 +183,9 @@ class Report:
             f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}"
             for k, v in zip(names, values, strict=True)
         )
-        rows = render(*_for_people(self.columns, self.rows, table), fmt, right_aligned=AMOUNTS)
-        top_rows = render(
-            *_for_people(self.top_columns, self.top_rows, table), fmt, right_aligned=AMOUNTS
+        rows, top_rows = (
+            render(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=REPORT_WIDTH)
+            for c, r in ((self.columns, self.rows), (self.top_columns, self.top_rows))
         )
         top = f"Top {o.top_n} datasets by monthly cost"
         if fmt == "markdown":
