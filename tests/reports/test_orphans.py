@@ -12,6 +12,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lake import DAY, T0, TABLE, Lake, orphaned, report, rows
@@ -21,6 +22,7 @@ from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_u
 from lineagegraph.model import Flow
 from lineagegraph.reports.globs import compile_glob, exclusion_globs
 from lineagegraph.reports.pricing import GB, Usage, load_prices, monthly_costs
+from lineagegraph.store_check import EmptyGraph
 
 AS_OF = T0 + DAY  # the lake was listed one day before the reports' --as-of
 KIB = 1024
@@ -45,10 +47,14 @@ def usage(store: GraphStore, **params: Any) -> dict[tuple[str, str, str], dict[s
     }
 
 
-def test_an_empty_graph_has_no_orphans(store: GraphStore) -> None:
-    result = report(store)
+def test_an_empty_graph_is_an_error_not_a_report_of_no_orphans(lake: Lake) -> None:
+    with pytest.raises(EmptyGraph, match="holds no S3 objects yet: run `lineagegraph harvest s3`"):
+        report(lake.store)
+    lake.obj("b", "a/x.csv")
+    lake.write()
+    result = report(lake.store, buckets=["other"])  # objects, none of them selected
     assert result.rows == [] and result.top_rows == []
-    assert result.totals == {"objects": 0, "bytes": 0, "gib": 0.0, "monthly_usd": 0.0}
+    assert result.totals == {"objects": 0, "bytes": 0, "gib": 0, "monthly_usd": 0}
 
 
 def test_a_read_of_a_dataset_covers_what_lies_below_it(lake: Lake) -> None:
