@@ -545,9 +545,13 @@ def test_cli_impact(run) -> None:  # type: ignore[no-untyped-def]
         f"impact of {RAW_ORDERS}: 3 downstream asset(s), 5 transformation(s) reading them"
     )
     assert "snowflake Table (3)" in result.output and DASHBOARD_Q in result.output
+    assert "reads" in result.output.split("affected transformations")[1].splitlines()[1]
+    assert "writes" in result.output.split("affected transformations")[1].splitlines()[1]
     data = json.loads(run("impact", "raw.public.orders", "--format", "json").output)
     assert list(data["groups"]) == ["snowflake/Table"]
     assert len(data["transformations"]) == 5
+    writes = {t["urn"]: t["writes"] for t in data["transformations"]}
+    assert writes[DAILY_Q] == [DAILY] and writes[DASHBOARD_Q] == []
 
 
 def test_cli_columns(run) -> None:  # type: ignore[no-untyped-def]

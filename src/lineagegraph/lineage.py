@@ -104,7 +104,8 @@ class LineagePath:
 
 @dataclass(frozen=True, slots=True)
 class Reader:
-    """A transformation that reads impacted assets, so it is affected by a change."""
+    """A transformation that reads impacted assets, so it is affected by a change, and the
+    assets it writes (none for a read-only query)."""
 
     urn: str
     name: str | None
@@ -113,6 +114,7 @@ class Reader:
     runs: int | None
     last_run_at: int | None
     reads: tuple[str, ...]
+    writes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,6 +452,7 @@ def impact(
             runs=row["runs"],
             last_run_at=row["last_run_at"],
             reads=tuple(sorted(row["reads"])),
+            writes=tuple(sorted(row["writes"] or ())),
         )
         for row in rows
     ]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph.identity import IdentityError, name_of
-from lineagegraph.lineage import Direction, Impact, LineagePath, Reached
+from lineagegraph.lineage import Direction, Impact, LineagePath, Reached, Reader
 from lineagegraph.output import render as render_rows
 
 PICTURE_FORMATS = ("mermaid", "dot", "html")
@@ -37,6 +37,7 @@ class Node:
     level: int
     start: bool = False
     deleted: bool = False
+    detail: str = ""  # a transformation's second line: what it writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,9 +128,20 @@ def impact_view(result: Impact) -> View:
     for reader in result.transformations:
         level = max(view.by_urn[urn].level for urn in reader.reads) + 1
         nodes.append(Node(reader.urn, reader.name or reader.urn, reader.system, "Transformation",
-                          level))  # fmt: skip
+                          level, detail=_writes(reader, view)))  # fmt: skip
         edges.extend(Edge(urn, reader.urn, dashed=True) for urn in reader.reads)
     return View(f"impact of {result.start.urn}", nodes, edges)
+
+
+def _writes(reader: Reader, view: View) -> str:
+    """What a transformation pill says besides its name: what it writes, by the label its
+    node has in the picture (its urn otherwise)."""
+    if not reader.writes:
+        return "writes nothing (reads only)"
+    first = reader.writes[0]
+    name = view.by_urn[first].name if first in view.by_urn else first
+    more = len(reader.writes) - 1
+    return f"writes {_short(name, 26)}" + (f" (+{more})" if more else "")
 
 
 def paths_view(found: Sequence[LineagePath], src: Reached, dst: Reached) -> View:
@@ -294,9 +306,10 @@ def impact_text(result: Impact) -> str:
         out.extend(f"  {item.urn}  (distance {item.distance})" for item in items)
     if result.transformations:
         out.append("\naffected transformations")
-        rows = [[t.system, t.urn, t.user, t.runs, _via_cell(t.reads)]
+        rows = [[t.system, t.urn, t.user, t.runs, _via_cell(t.reads), _via_cell(t.writes)]
                 for t in result.transformations]  # fmt: skip
-        out.append(render_rows(["system", "urn", "user", "runs", "reads"], rows, "table"))
+        columns = ["system", "urn", "user", "runs", "reads", "writes"]
+        out.append(render_rows(columns, rows, "table"))
     return "\n".join(out)
 
 
@@ -377,6 +390,8 @@ def to_mermaid(view: View) -> str:
 
 
 def _subtitle(node: Node) -> str:
+    if node.detail:
+        return node.detail
     deleted = " · deleted" if node.deleted else ""
     return f"{node.system or '?'} · {node.kind}{deleted}"
 
@@ -534,6 +549,7 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }}
 .legend i {{ display: inline-block; width: 12px; height: 12px; border: 1px solid #333;
             border-radius: 3px; margin-right: 4px; vertical-align: -1px; }}
 .canvas {{ overflow: auto; border: 1px solid #ddd; background: #fff; margin: 10px 0; }}
+.canvas svg {{ direction: ltr; }}
 svg text {{ font-family: inherit; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
 td, th {{ border-bottom: 1px solid #e5e5e5; padding: 3px 10px 3px 0; text-align: left; }}
@@ -544,7 +560,7 @@ td, th {{ border-bottom: 1px solid #e5e5e5; padding: 3px 10px 3px 0; text-align:
 {note}
 <div class="legend">{legend}<span>── flows to</span><span>- - - reads, or indirect</span>
 <span>bold border: the start</span></div>
-<div class="canvas">{svg}</div>
+<div class="canvas" dir="{side}">{svg}</div>
 <table><thead><tr><th>level</th><th>system</th><th>kind</th><th>urn</th></tr></thead>
 <tbody>{rows}</tbody></table>
 </body></html>
@@ -571,8 +587,19 @@ def to_html(view: View) -> str:
         note=f'<p class="note">{e(shown.note)}</p>' if shown.note else "",
         legend=legend,
         svg=to_svg(shown),
+        side=_scroll_side(shown),
         rows=rows,
     )
+
+
+def _scroll_side(view: View) -> str:
+    """`rtl` when the start is nearer the picture's right end (an upstream answer): a wide
+    picture then opens scrolled to its right end, the start in sight, instead of cutting it
+    off; `ltr` otherwise. Plain CSS (a right-to-left scroll box), so the page needs no script."""
+    pos = layout(view)
+    left = [x for x, _ in pos.values()]
+    start = next(pos[n.urn][0] for n in view.nodes if n.start)
+    return "rtl" if start - min(left) > max(left) - start else "ltr"
 
 
 def picture(view: View, fmt: str) -> str:
