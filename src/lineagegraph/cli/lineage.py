@@ -172,7 +172,8 @@ def path_command(
     """The lineage paths from FROM to TO, shortest first.
 
     FROM and TO are each a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name
-    (db.schema.table).
+    (db.schema.table). An S3 object with no path of its own is looked up through the dataset
+    it is part of (a note says so).
 
     \b
     Example:

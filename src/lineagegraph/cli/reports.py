@@ -78,7 +78,9 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(FORMATS),
             default="table",
             show_default=True,
-            help="csv holds the rows only; table, markdown and json the whole report.",
+            help="csv holds the rows only; table, markdown and json the whole report. json "
+            "and csv carry exact amounts as decimal strings (USD to 1e-9, adding up to the "
+            "total); table and markdown show $ amounts and sizes for people.",
         ),
         click.option(
             "-o",
