@@ -82,7 +82,7 @@ def test_orphans_table(home: Path) -> None:
         ],
     ]
     assert "Top 10 datasets by monthly cost:" in result.stdout
-    assert lines[-1] == "Total: objects 3, size 4.00 GiB, monthly_usd $0.0726"
+    assert lines[-1] == "Total: objects 3, bytes 4,294,967,296 (4.00 GiB), monthly_usd $0.0726"
     assert max(len(line) for line in lines[3:]) <= 100  # the tables: title and notes aside
 
 
@@ -240,6 +240,6 @@ def test_the_table_shows_money_as_money(pennies: Path) -> None:
     assert all(re.search(r" \d\.\d\d KiB | \d+ B ", line) for line in rows)
     assert " 0.0 " not in result.stdout and "0.0\n" not in result.stdout
     assert result.stdout.splitlines()[-1] == (
-        "Total: objects 8, size 13.67 KiB, monthly_usd <$0.0001, orphaned_objects 8, "
-        "orphaned_usd <$0.0001"
+        "Total: objects 8, bytes 14,000 (13.67 KiB), monthly_usd <$0.0001, orphaned_objects 8, "
+        "orphaned_bytes 14,000 (13.67 KiB), orphaned_usd <$0.0001"
     )

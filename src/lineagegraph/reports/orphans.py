@@ -178,11 +178,7 @@ class Report:
         if o.include_deleted:
             about.append("deleted objects included")
         table = fmt == "table"
-        names, [values] = _for_people(list(self.totals), [list(self.totals.values())], table)
-        total = ", ".join(
-            f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}"
-            for k, v in zip(names, values, strict=True)
-        )
+        total = _total_line(self.totals)
         rows, top_rows = (
             render(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=REPORT_WIDTH)
             for c, r in ((self.columns, self.rows), (self.top_columns, self.top_rows))
@@ -348,6 +344,20 @@ def _for_people(
         [_SIZES.get(columns[i], columns[i]) for i in keep],
         [[shown(columns[i], row[i]) for i in keep] for row in rows],
     )
+
+
+def _total_line(totals: dict[str, Any]) -> str:
+    """`objects 3, bytes 4,294,967,296 (4.00 GiB), monthly_usd $0.0726`: the exact byte count
+    with its size in binary units (no separate GiB), money as money."""
+    shown = []
+    for name, value in totals.items():
+        if name in _SIZES:
+            continue
+        if name.endswith("bytes"):
+            shown.append(f"{name} {value:,} ({size_text(value)})")
+        else:
+            shown.append(f"{name} {usd_text(value) if name in MONEY else f'{value:,}'}")
+    return ", ".join(shown)
 
 
 def _exact(value: Any) -> str:
