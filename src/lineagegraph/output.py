@@ -115,7 +115,7 @@ def _table(
                 else (part[i] if i < len(part) else "").ljust(w)
                 for part, w, num in zip(parts, widths, numeric, strict=True)
             ).rstrip()
-            for i in range(max(len(p) for p in parts))
+            for i in range(max((len(p) for p in parts), default=1))
         ]
 
     out = [*lines(columns), "  ".join("-" * w for w in widths)]
