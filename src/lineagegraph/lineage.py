@@ -272,7 +272,7 @@ def suggest(store: GraphStore, text: str, also: Iterable[str] = ()) -> list[str]
     ranked by how well each typed part matches some part of the candidate, then by the
     similarity of the whole text."""
     targets = [text.strip(), *also]
-    needles: set[str] = set()
+    needles = {text.strip().lower()}  # the whole text, for names too short to have parts
     for target in targets:
         for part in _parts(target):
             if len(part) >= _MIN_NEEDLE:
