@@ -1,8 +1,11 @@
 // The transformations that read any of these assets: what an impact analysis says would be
-// affected. Params: urns (list of asset urns).
+// affected, with what each writes (none: a read-only query such as a dashboard's).
+// Params: urns (list of asset urns).
 UNWIND $urns AS u
 MATCH (t:Transformation)-[:READS_FROM]->(a:Asset {urn: u})
 WITH t, collect(DISTINCT a.urn) AS reads
+OPTIONAL MATCH (t)-[:WRITES_TO]->(w:Asset)
+WITH t, reads, collect(DISTINCT w.urn) AS writes
 RETURN t.urn AS urn, t.name AS name, t.system AS system, t.user AS user, t.runs AS runs,
-       t.last_run_at AS last_run_at, reads
+       t.last_run_at AS last_run_at, reads, writes
 ORDER BY system, urn

@@ -349,6 +349,35 @@ def test_resolve_typo_suggests_closest(graph: GraphStore, settings: Settings) ->
     assert f"did you mean:\n  {RAW_ORDERS}" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("DAU_DASHBORD", "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD"),
+        ("events_daly", "s3://lake/events_daily"),
+        ("s3://lake/evnts-daily", "s3://lake/events_daily"),
+        ("bi.public.dau_dashbord", "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD"),
+    ],
+)
+def test_resolve_suggests_names_with_a_typo_inside_a_word(
+    graph: GraphStore, settings: Settings, typed: str, expected: str
+) -> None:
+    writer = GraphWriter(graph)
+    for urn in (
+        "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD",
+        "snowflake://acme-prod/BI.PUBLIC.DAU_DASHBOARD_BACKUP",
+        "snowflake://acme-prod/BI.PUBLIC.WAU_DASHBOARD",
+        "s3://lake/events_daily",
+        "s3://lake/events_daily_v2",
+        "s3://lake/events_hourly",
+    ):
+        writer.add(Asset(urn, "Table" if "snowflake" in urn else "Dataset", system_of(urn),
+                         name_of(urn), T0))  # fmt: skip
+    writer.flush()
+    with pytest.raises(AssetNotFound, match="no asset matches") as caught:
+        lineage.resolve(graph, settings, typed)
+    assert caught.value.suggestions[0] == expected
+
+
 def test_resolve_marks_deleted_suggestions(graph: GraphStore, settings: Settings) -> None:
     with pytest.raises(AssetNotFound) as caught:
         lineage.resolve(graph, settings, "analytics.scratch.orders_cpy")
@@ -436,9 +465,20 @@ def test_cli_downstream_table(run) -> None:  # type: ignore[no-untyped-def]
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0] == f"downstream of {ORDERS_S3}: 4 asset(s) within 20 hop(s)"
-    assert lines[1].split() == ["distance", "system", "kind", "urn", "via"]
-    assert lines[3].split() == ["2", "snowflake", "Table", RAW_ORDERS, COPY_Q]
+    assert lines[1].split() == ["distance", "system", "kind", "written_by", "urn"]
+    assert lines[3].split() == ["2", "snowflake", "Table", COPY_Q, RAW_ORDERS]
     assert lines[-1] == "(4 rows)"
+
+
+def test_cli_upstream_table_names_the_job_that_reads_each_asset(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("upstream", "analytics.marts.daily_sales")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[1].split() == ["distance", "system", "kind", "urn", "read_by"]
+    rows = {line.split()[3]: line.split()[4:] for line in lines[3:-1]}
+    # The raw prefix is read by the Spark job (which wrote the staged copy), not produced by it.
+    assert rows[ORDERS_S3] == [SPARK_JOB]
+    assert rows[STAGED] == [COPY_Q]
 
 
 def test_cli_upstream_json_and_tree(run) -> None:  # type: ignore[no-untyped-def]
@@ -452,9 +492,9 @@ def test_cli_upstream_json_and_tree(run) -> None:  # type: ignore[no-untyped-def
     tree = run("upstream", "reports.public.revenue", "--depth", "2", "--format", "tree")
     assert tree.output.splitlines() == [
         f"{REVENUE}  [snowflake Table]",
-        f"└── ◀ {DAILY}  [snowflake Table]  via {REVENUE_Q}",
-        f"    ├── ◀ {ENRICHED}  [snowflake Table]  via {DAILY_Q}",
-        f"    └── ◀ {RAW_ORDERS}  [snowflake Table]  via {DAILY_Q}",
+        f"└── ◀ {DAILY}  [snowflake Table]  read by {REVENUE_Q}",
+        f"    ├── ◀ {ENRICHED}  [snowflake Table]  read by {DAILY_Q}",
+        f"    └── ◀ {RAW_ORDERS}  [snowflake Table]  read by {DAILY_Q}",
     ]
 
 
@@ -473,6 +513,31 @@ def test_cli_path(run) -> None:  # type: ignore[no-untyped-def]
     assert none.exit_code == 0 and none.output.startswith("no path from")
 
 
+def test_path_from_an_s3_object_starts_from_its_dataset(graph: GraphStore) -> None:
+    assert lineage.paths(graph, RAW_FILE, DAILY) == []  # the object has no FLOWS_TO itself
+    answer = lineage.paths_between(graph, RAW_FILE, DAILY)
+    assert (answer.src, answer.dst) == (ORDERS_S3, DAILY)
+    assert [p.assets[0].urn for p in answer.paths] == [ORDERS_S3, ORDERS_S3]
+    assert answer.notes == (
+        f"FROM {RAW_FILE} is an S3 object with no lineage of its own: showing the paths from "
+        f"the dataset it is part of, {ORDERS_S3}",
+    )
+    nothing = lineage.paths_between(graph, DAILY, RAW_FILE)  # no path either way
+    assert (nothing.src, nothing.dst, nothing.paths, nothing.notes) == (DAILY, RAW_FILE, [], ())
+    direct = lineage.paths_between(graph, ORDERS_S3, DAILY)
+    assert direct.notes == () and len(direct.paths) == 2
+
+
+def test_cli_path_from_an_s3_object(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("path", RAW_FILE, "analytics.marts.daily_sales")
+    assert result.exit_code == 0, result.output
+    assert f"showing the paths from the dataset it is part of, {ORDERS_S3}" in result.stderr
+    assert "path 1 (3 hops)" in result.stdout and f"  {ORDERS_S3}" in result.stdout
+    data = json.loads(run("path", RAW_FILE, "analytics.marts.daily_sales", "--format",
+                          "json").stdout)  # fmt: skip
+    assert data["from"]["urn"] == ORDERS_S3 and len(data["notes"]) == 1
+
+
 def test_cli_impact(run) -> None:  # type: ignore[no-untyped-def]
     result = run("impact", "raw.public.orders")
     assert result.exit_code == 0, result.output
@@ -480,9 +545,13 @@ def test_cli_impact(run) -> None:  # type: ignore[no-untyped-def]
         f"impact of {RAW_ORDERS}: 3 downstream asset(s), 5 transformation(s) reading them"
     )
     assert "snowflake Table (3)" in result.output and DASHBOARD_Q in result.output
+    assert "reads" in result.output.split("affected transformations")[1].splitlines()[1]
+    assert "writes" in result.output.split("affected transformations")[1].splitlines()[1]
     data = json.loads(run("impact", "raw.public.orders", "--format", "json").output)
     assert list(data["groups"]) == ["snowflake/Table"]
     assert len(data["transformations"]) == 5
+    writes = {t["urn"]: t["writes"] for t in data["transformations"]}
+    assert writes[DAILY_Q] == [DAILY] and writes[DASHBOARD_Q] == []
 
 
 def test_cli_columns(run) -> None:  # type: ignore[no-untyped-def]
@@ -527,3 +596,58 @@ def test_cli_deleted_start_and_bad_output_path(run, tmp_path: Path) -> None:  # 
 def test_cli_path_depth_is_bounded(run) -> None:  # type: ignore[no-untyped-def]
     result = run("path", "raw.public.orders", "reports.public.revenue", "--depth", "21")
     assert result.exit_code == 2 and "21 is not in the range 1<=x<=20" in result.stderr
+
+
+READ_COMMANDS = [
+    ["upstream", "raw.public.orders"],
+    ["downstream", "raw.public.orders"],
+    ["impact", "raw.public.orders"],
+    ["path", "raw.public.orders", "reports.public.revenue"],
+    ["columns", "raw.public.orders#AMOUNT"],
+    ["orphans"],
+    ["cost-report"],
+]
+
+
+@pytest.mark.parametrize("args", READ_COMMANDS, ids=lambda args: args[0])
+def test_cli_read_commands_refuse_a_store_that_does_not_exist(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    typo = tmp_path / "lineagegrpah"
+    result = CliRunner().invoke(cli, ["--data-dir", str(typo), *args])
+    assert result.exit_code == 3, result.output
+    assert f"no graph store at '{typo}': the directory does not exist" in result.stderr
+    assert "--data-dir" in result.stderr and "lineagegraph harvest" in result.stderr
+    assert not typo.exists()  # nothing created
+    typo.mkdir()  # a directory, but no store in it
+    again = CliRunner().invoke(cli, ["--data-dir", str(typo), *args])
+    assert again.exit_code == 3 and "holds no store files" in again.stderr
+    assert list(typo.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def empty_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store that exists, with a schema and nothing harvested."""
+    data_dir = tmp_path_factory.mktemp("empty-store")
+    with open_store(GraphSettings(data_dir=data_dir)) as store:
+        store.init_schema()
+    return data_dir
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (READ_COMMANDS[0], "holds no assets yet: run `lineagegraph harvest all` first"),
+        (READ_COMMANDS[3], "holds no assets yet"),
+        (READ_COMMANDS[5], "holds no S3 objects yet: run `lineagegraph harvest s3` first"),
+        (READ_COMMANDS[6], "holds no S3 objects yet"),
+    ],
+    ids=lambda value: value[0] if isinstance(value, list) else "",
+)
+def test_cli_read_commands_on_an_empty_graph_say_harvest_first(
+    args: list[str], what: str, empty_dir: Path
+) -> None:
+    result = CliRunner().invoke(cli, ["--data-dir", str(empty_dir), *args])
+    assert result.exit_code == 3, result.output
+    assert what in result.stderr and result.stdout == ""

@@ -91,6 +91,22 @@ def test_impact_view_places_readers_after_what_they_read() -> None:
     }  # fmt: skip
 
 
+def test_transformation_pills_say_what_they_write() -> None:
+    writer = Reader("spark://etl", "etl", "spark", None, 1, 10, (STAGED.urn,), (TABLE.urn,))
+    dashboard = Reader("snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10,
+                       (TABLE.urn,))  # fmt: skip
+    result = render.impact_view(Impact(START, [STAGED, TABLE], {}, [writer, dashboard]))
+    assert result.by_urn[writer.urn].detail == "writes RAW.PUBLIC.ORDERS"
+    assert result.by_urn[dashboard.urn].detail == "writes nothing (reads only)"
+    svg = render.to_svg(result)
+    assert ">writes RAW.PUBLIC.ORDERS</text>" in svg and ">writes nothing (reads only)<" in svg
+    assert "writes RAW.PUBLIC.ORDERS" in render.to_mermaid(result)
+    many = Reader("spark://x", "x", "spark", None, 1, 10, (STAGED.urn,), (TABLE.urn, "s3://o/p"))
+    [node] = [n for n in render.impact_view(Impact(START, [STAGED, TABLE], {}, [many])).nodes
+              if n.urn == many.urn]  # fmt: skip
+    assert node.detail == "writes RAW.PUBLIC.ORDERS (+1)"
+
+
 def test_labels() -> None:
     assert render.label("snowflake://acme/DB.S.ORDERS", "Table", "ORDERS") == "DB.S.ORDERS"
     assert render.label("s3://b/raw/orders", "Dataset", "orders") == "b/raw/orders"
@@ -126,16 +142,22 @@ def test_tree_marks_nodes_reached_twice() -> None:
     assert render.tree(render.traversal_view(START, found, "downstream")).splitlines() == [
         f"{START.urn}  [s3 Dataset]",
         f"├── {a}  [s3 Dataset]",
-        f"│   └── {c}  [s3 Dataset]  via job",
+        f"│   └── {c}  [s3 Dataset]  written by job",
         f"└── {b}  [s3 Dataset]",
         f"    └── {c} (see above)",
     ]
 
 
 def test_reached_table_and_json() -> None:
-    table = render.reached_table(DOWNSTREAM).splitlines()
-    assert table[0].split() == ["distance", "system", "kind", "urn", "via"]
+    table = render.reached_table(DOWNSTREAM, "downstream").splitlines()
+    # Downstream, the job that wrote an asset comes before it, as data flows.
+    assert table[0].split() == ["distance", "system", "kind", "written_by", "urn"]
+    assert table[2].split() == ["1", "s3", "Dataset", "spark://job", STAGED.urn]
     assert "Table (deleted)" in table[4]
+    up = render.reached_table([STAGED], "upstream").splitlines()
+    # Upstream, the job on an asset's row reads it (toward the start): named so, after it.
+    assert up[0].split() == ["distance", "system", "kind", "urn", "read_by"]
+    assert up[2].split() == ["1", "s3", "Dataset", STAGED.urn, "spark://job"]
     data = json.loads(render.to_json({"assets": DOWNSTREAM, "groups": {("s3", "Dataset"): []}}))
     assert data["assets"][0]["via"] == ["spark://job"]
     assert data["groups"] == {"s3/Dataset": []}
@@ -240,18 +262,32 @@ def browser_view() -> render.View:
     return render.traversal_view(START, [*DOWNSTREAM, long_name], "downstream")
 
 
+def wide_upstream() -> render.View:
+    """Eight levels of S3 datasets upstream of one Snowflake table: 2,600 px wide."""
+    start = Reached("snowflake://acme/BI.PUBLIC.DAU", "DAU", "snowflake", "Table", 0)
+    found, nearer = [], [start.urn]
+    for level in range(1, 9):
+        urns = [f"s3://lake/l{level}/d{i}" for i in range(3)]
+        found += [Reached(u, u, "s3", "Dataset", level, ("spark://job",), tuple(nearer))
+                  for u in urns]  # fmt: skip
+        nearer = urns
+    return render.traversal_view(start, found, "upstream")
+
+
 @needs_chromium
-def test_chromium_draws_every_label_inside_its_box(tmp_path: Path) -> None:
+@pytest.mark.parametrize("picture", [browser_view, wide_upstream])
+def test_chromium_draws_every_label_inside_its_box(tmp_path: Path, picture) -> None:  # type: ignore[no-untyped-def]
     page = tmp_path / "lineage.html"
-    page.write_text(render.to_html(browser_view()).replace("</body>", MEASURE + "</body>"))
+    page.write_text(render.to_html(picture()).replace("</body>", MEASURE + "</body>"))
     dom = chromium("--dump-dom", page.as_uri()).stdout
     measured = json.loads(
         re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S).group(1)  # type: ignore[union-attr]
         .replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
     )  # fmt: skip
     labels = {m["label"] for m in measured}
-    assert {"raw/orders", "lake/staging/orders", "RAW.PUBLIC.ORDERS"} <= labels
-    assert any(label.endswith('</b>"') for label in labels)  # shown as text, not markup
+    if picture is browser_view:
+        assert {"raw/orders", "lake/staging/orders", "RAW.PUBLIC.ORDERS"} <= labels
+        assert any(label.endswith('</b>"') for label in labels)  # shown as text, not markup
     assert all(m["fits"] for m in measured), [m for m in measured if not m["fits"]]
     boxes = [(m["x"], m["y"], m["x"] + m["w"], m["y"] + m["h"]) for m in measured]
     overlaps = [
@@ -274,6 +310,19 @@ def test_chromium_screenshot_shows_the_coloured_nodes(tmp_path: Path) -> None:
     assert colours[(0xF5, 0x9E, 0x0B)] > 2 * 200 * 40
     assert colours[(0x29, 0xB5, 0xE8)] > 2 * 200 * 40
     assert len(colours) > 50  # text and anti-aliasing, not a blank page
+
+
+@needs_chromium
+def test_chromium_opens_a_wide_upstream_picture_on_its_start(tmp_path: Path) -> None:
+    """The start of an upstream answer is drawn at the right end: a 1,400 px window shows it
+    rather than the far end of the lineage (the canvas scrolls right to left)."""
+    page = tmp_path / "lineage.html"
+    page.write_text(render.to_html(wide_upstream()))
+    shot = tmp_path / "lineage.png"
+    chromium(f"--screenshot={shot}", "--window-size=1400,900", page.as_uri())
+    colours = Counter(read_png(shot.read_bytes())[2])
+    assert colours[(0x29, 0xB5, 0xE8)] > 200 * 40  # the start's Snowflake-blue box, in view
+    assert colours[(0xF5, 0x9E, 0x0B)] > 3 * 200 * 40  # and the S3 datasets nearest it
 
 
 def read_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -30,6 +30,7 @@ from lineagegraph.identity import (
     split_column_urn,
 )
 from lineagegraph.settings import Settings
+from lineagegraph.store_check import require_assets
 
 Direction = Literal["upstream", "downstream"]
 DIRECTIONS: tuple[Direction, ...] = ("upstream", "downstream")
@@ -43,7 +44,8 @@ MAX_PATH_DEPTH = 20
 DEFAULT_PATH_LIMIT = 20
 SUGGESTIONS = 5
 _SUGGEST_CANDIDATES = 200  # per word searched
-_NEEDLE = re.compile(r"[^./:#@\"'\s]{3,}")
+_SEPARATORS = re.compile(r"[\s_\-./:#@\"'=]+")
+_MIN_NEEDLE = 3
 
 _DETAILS = {"asset": "lineage_assets", "column": "lineage_columns"}
 _DETAIL_CHUNK = 5000
@@ -102,7 +104,8 @@ class LineagePath:
 
 @dataclass(frozen=True, slots=True)
 class Reader:
-    """A transformation that reads impacted assets, so it is affected by a change."""
+    """A transformation that reads impacted assets, so it is affected by a change, and the
+    assets it writes (none for a read-only query)."""
 
     urn: str
     name: str | None
@@ -111,6 +114,7 @@ class Reader:
     runs: int | None
     last_run_at: int | None
     reads: tuple[str, ...]
+    writes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +217,7 @@ def resolve(store: GraphStore, settings: Settings, text: str) -> str:
             f"{text!r} names several assets; give the full urn",
             [_label(row) for row in named[:SUGGESTIONS]],
         )
+    require_assets(store, "lineage_any_asset", "assets", "all")
     hint = ""
     if "://" not in text and text.count(".") >= 2 and not settings.identity.snowflake_account:
         hint = " (set identity.snowflake_account to look up Snowflake names)"
@@ -260,27 +265,49 @@ def resolve_column(store: GraphStore, settings: Settings, text: str) -> str:
 def suggest(store: GraphStore, text: str, also: Iterable[str] = ()) -> list[str]:
     """The assets whose urn or name look most like `text` (deleted ones marked).
 
-    Candidates come from one search per word of the text (so a common word such as a schema
-    name cannot crowd out the rest), then difflib ranks them against the text as typed and as
-    normalized (`also`)."""
+    Names are compared by their parts (split on `_ - . /` and the like), so a typo inside one
+    part (`DAU_DASHBORD`, `events_daly`) still finds the asset. Candidates come from one
+    search per part typed and per part's first and last three letters (so a typo in the
+    middle of a word, or a common part such as a schema name, cannot hide the rest); they are
+    ranked by how well each typed part matches some part of the candidate, then by the
+    similarity of the whole text."""
     targets = [text.strip(), *also]
-    needles = {text.strip().lower()}
+    needles = {text.strip().lower()}  # the whole text, for names too short to have parts
     for target in targets:
-        needles.update(m.group(0).lower() for m in _NEEDLE.finditer(_without_scheme(target)))
+        for part in _parts(target):
+            if len(part) >= _MIN_NEEDLE:
+                needles.update({part, part[:_MIN_NEEDLE], part[-_MIN_NEEDLE:]})
     by_urn: dict[str, dict[str, Any]] = {}
-    for needle in sorted(needles - {""}):
+    for needle in sorted(needles):
         for row in store.read("lineage_suggest", {"needle": needle, "limit": _SUGGEST_CANDIDATES}):
             by_urn[row["urn"]] = row
+    likeness = {urn: _likeness(targets, row) for urn, row in by_urn.items()}
+    best = sorted(by_urn, key=lambda urn: (-likeness[urn][0], -likeness[urn][1], urn))
+    return [_label(by_urn[urn]) for urn in best[:SUGGESTIONS]]
 
-    def score(urn: str) -> float:
-        return max(
-            difflib.SequenceMatcher(None, target.lower(), candidate.lower()).ratio()
-            for target in targets
-            for candidate in (urn, by_urn[urn]["name"] or "")
-        )
 
-    best = sorted(by_urn, key=lambda urn: (-score(urn), urn))[:SUGGESTIONS]
-    return [_label(by_urn[urn]) for urn in best]
+def _likeness(targets: Sequence[str], row: dict[str, Any]) -> tuple[float, float]:
+    """How much a candidate looks like what was typed: the mean over typed parts of the best
+    match among the candidate's parts, then the whole text's similarity (ties, such as a
+    table and its `_backup` copy, go to the closer whole)."""
+    names = [_without_scheme(row["urn"]), row["name"] or ""]
+    theirs = [part for name in names for part in _parts(name)] or [""]
+    typed = [ours for ours in map(_parts, targets) if ours]
+    by_parts = max(
+        [sum(max(_ratio(p, q) for q in theirs) for p in ours) / len(ours) for ours in typed],
+        default=0.0,
+    )
+    whole = max(_ratio(t.lower(), n.lower()) for t in targets for n in names)
+    return by_parts, whole
+
+
+def _ratio(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
+
+
+def _parts(text: str) -> list[str]:
+    """The words of a name or urn, lower-cased: `s3://b/events_daly` -> b, events, daly."""
+    return [part for part in _SEPARATORS.split(_without_scheme(text).lower()) if part]
 
 
 def _without_scheme(text: str) -> str:
@@ -425,6 +452,7 @@ def impact(
             runs=row["runs"],
             last_run_at=row["last_run_at"],
             reads=tuple(sorted(row["reads"])),
+            writes=tuple(sorted(row["writes"] or ())),
         )
         for row in rows
     ]
@@ -472,6 +500,47 @@ def paths(
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class PathAnswer:
+    """The paths found, between the assets they were looked for from and to: the ones asked
+    for, or the dataset an S3 object asked for is part of (`notes` say which)."""
+
+    src: str
+    dst: str
+    paths: list[LineagePath]
+    notes: tuple[str, ...] = ()
+
+
+def paths_between(
+    store: GraphStore,
+    src: str,
+    dst: str,
+    max_depth: int = 10,
+    limit: int = DEFAULT_PATH_LIMIT,
+    *,
+    include_deleted: bool = False,
+) -> PathAnswer:
+    """`paths`, and when an end is an S3 object with no path of its own, the paths of the
+    dataset it is PART_OF: flows are recorded between datasets (a Spark job reads a prefix),
+    so an object's lineage is its dataset's."""
+    found = paths(store, src, dst, max_depth, limit, include_deleted=include_deleted)
+    if found:
+        return PathAnswer(src, dst, found)
+    rows = store.read("lineage_dataset_of", {"urns": [src, dst]})
+    datasets = {row["file"]: row["dataset"] for row in rows}
+    new_src, new_dst = datasets.get(src, src), datasets.get(dst, dst)
+    if (new_src, new_dst) == (src, dst) or new_src == new_dst:
+        return PathAnswer(src, dst, found)
+    found = paths(store, new_src, new_dst, max_depth, limit, include_deleted=include_deleted)
+    notes = tuple(
+        f"{end} {urn} is an S3 object with no lineage of its own: showing the paths "
+        f"{'from' if end == 'FROM' else 'to'} the dataset it is part of, {dataset}"
+        for end, urn, dataset in (("FROM", src, new_src), ("TO", dst, new_dst))
+        if dataset != urn
+    )
+    return PathAnswer(new_src, new_dst, found, notes) if found else PathAnswer(src, dst, [])
 
 
 def start_column(store: GraphStore, col_urn: str, *, include_deleted: bool = False) -> Reached:

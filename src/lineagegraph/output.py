@@ -5,13 +5,28 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 FORMATS = ("table", "json", "csv", "markdown")
+REPORT_WIDTH = 100
+"""The reports' terminal tables wrap to fit this many columns."""
+MIN_TEXT_WIDTH = 12
 
 
-def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> str:
+def render(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    fmt: str,
+    *,
+    right_aligned: Collection[str] = (),
+    width: int | None = None,
+) -> str:
+    """`right_aligned` names the table's columns of amounts given as text (`$0.0230`, sizes),
+    aligned and kept whole like numbers; with `width`, a table wraps to fit it (urns that
+    people copy are better left whole, so only reports ask for this)."""
     if fmt == "json":
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         return json.dumps(records, indent=2, ensure_ascii=False, default=str)
@@ -28,7 +43,7 @@ def render(columns: Sequence[str], rows: Sequence[Sequence[Any]], fmt: str) -> s
         ]
         return "\n".join(lines)
     if fmt == "table":
-        return _table(columns, rows)
+        return _table(columns, rows, right_aligned, width)
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
@@ -39,27 +54,126 @@ def _cell(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     if isinstance(value, float):
         return f"{value:,.2f}" if abs(value) >= 1 else f"{value:.4g}"
+    if isinstance(value, Decimal):
+        return format(value, "f")  # never exponent notation (1E-9)
     return str(value)
 
 
-def _table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def usd_text(amount: Decimal) -> str:
+    """Money as people read it: `$1,234.57`, `$0.0230`, `<$0.0001`; never `0.0` for a cost.
+
+    >>> usd_text(Decimal("1234.5678")), usd_text(Decimal("0.023")), usd_text(Decimal("1E-9"))
+    ('$1,234.57', '$0.0230', '<$0.0001')
+    >>> usd_text(Decimal(0))
+    '$0'
+    """
+    if amount == 0:
+        return "$0"
+    if amount < Decimal("0.0001"):
+        return "<$0.0001"
+    if amount < 1:
+        return f"${amount.quantize(Decimal('0.0001'), ROUND_HALF_UP)}"
+    return f"${amount.quantize(Decimal('0.01'), ROUND_HALF_UP):,}"
+
+
+def size_text(size: int) -> str:
+    """Bytes in binary units, one style for every size: `512 B`, `1.50 KiB`, `4.00 GiB`.
+
+    >>> size_text(0), size_text(1536), size_text(4 * 2**30), size_text(2**60)
+    ('0 B', '1.50 KiB', '4.00 GiB', '1.00 EiB')
+    """
+    if size < 1024:
+        return f"{size} B"
+    units = ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    power = min(len(units), (size.bit_length() - 1) // 10)
+    return f"{size / 1024**power:,.2f} {units[power - 1]}"
+
+
+def _table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    right_aligned: Collection[str] = (),
+    width: int | None = None,
+) -> str:
+    """Aligned columns (numbers to the right); a table wider than `width` wraps its widest
+    text columns and headers (at `_`) onto more lines rather than running off the screen."""
     cells = [[_cell(v) for v in row] for row in rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    numeric = [_numeric([row[i] for row in rows]) for i in range(len(columns))]
+    numeric = [
+        name in right_aligned or _numeric([row[i] for row in rows])
+        for i, name in enumerate(columns)
+    ]
+    widths = [max(len(v) for v in column) for column in zip(columns, *cells, strict=True)]
+    if width is not None:
+        widths = _fit([list(columns), *cells], numeric, width)
 
-    def line(values: Sequence[str]) -> str:
-        parts = [
-            v.rjust(w) if num else v.ljust(w)
-            for v, w, num in zip(values, widths, numeric, strict=True)
+    def lines(values: Sequence[str]) -> list[str]:
+        parts = [_wrap(v, w) for v, w in zip(values, widths, strict=True)]
+        return [
+            "  ".join(
+                (part[i] if i < len(part) else "").rjust(w)
+                if num
+                else (part[i] if i < len(part) else "").ljust(w)
+                for part, w, num in zip(parts, widths, numeric, strict=True)
+            ).rstrip()
+            for i in range(max((len(p) for p in parts), default=1))
         ]
-        return "  ".join(parts).rstrip()
 
-    out = [line(list(columns)), "  ".join("-" * w for w in widths)]
-    out += [line(r) for r in cells]
+    out = [*lines(columns), "  ".join("-" * w for w in widths)]
+    for row in cells:
+        out += lines(row)
     out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out)
 
 
+def _fit(table: list[list[str]], numeric: list[bool], width: int) -> list[int]:
+    """Column widths: each as wide as its longest cell; if the table is too wide, first long
+    headers wrap to their column's cells, then the widest text column narrows one character at
+    a time until the table fits (numbers never split)."""
+    header, *cells = table
+    widths = [max(len(v) for v in column) for column in zip(*table, strict=True)]
+    longest_cell = [max([len(row[i]) for row in cells], default=0) for i in range(len(header))]
+    longest_piece = [max(len(piece) for piece in _pieces(name)) for name in header]
+
+    def overflow() -> int:
+        return sum(widths) + 2 * (len(widths) - 1) - width
+
+    for i, name in enumerate(header):
+        if overflow() > 0 and len(name) > longest_cell[i]:
+            widths[i] = max(longest_cell[i], longest_piece[i])
+    least = [
+        max(longest_piece[i], longest_cell[i] if numeric[i] else min(MIN_TEXT_WIDTH, w))
+        for i, w in enumerate(widths)
+    ]
+    while overflow() > 0:
+        spare, i = max((w - m, i) for i, (w, m) in enumerate(zip(widths, least, strict=True)))
+        if spare <= 0:
+            break
+        widths[i] -= 1
+    return widths
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    """Lines of at most `width` characters, broken after `/ . _ -` where possible."""
+    if len(text) <= width:
+        return [text]
+    lines = [""]
+    for piece in _pieces(text):
+        while len(piece) > width - len(lines[-1]) and len(piece) > width:
+            room = width - len(lines[-1])  # no separator near enough: break anywhere
+            lines[-1] += piece[:room]
+            piece = piece[room:]
+            lines.append("")
+        if lines[-1] and len(lines[-1] + piece) > width:
+            lines.append("")
+        lines[-1] += piece
+    return lines
+
+
+def _pieces(text: str) -> list[str]:
+    """`s3://b/raw_x` -> `s3:/`, `/`, `b/`, `raw_`, `x`: where a line may break."""
+    return re.findall(r"[^/._-]*[/._-]|[^/._-]+", text) or [text]
+
+
 def _numeric(values: Sequence[Any]) -> bool:
     present = [v for v in values if v is not None]
-    return bool(present) and all(isinstance(v, int | float) for v in present)
+    return bool(present) and all(isinstance(v, int | float | Decimal) for v in present)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph.identity import IdentityError, name_of
-from lineagegraph.lineage import Direction, Impact, LineagePath, Reached
+from lineagegraph.lineage import Direction, Impact, LineagePath, Reached, Reader
 from lineagegraph.output import render as render_rows
 
 PICTURE_FORMATS = ("mermaid", "dot", "html")
@@ -38,6 +38,7 @@ class Node:
     level: int
     start: bool = False
     deleted: bool = False
+    detail: str = ""  # a transformation's second line: what it writes
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +129,20 @@ def impact_view(result: Impact) -> View:
     for reader in result.transformations:
         level = max(view.by_urn[urn].level for urn in reader.reads) + 1
         nodes.append(Node(reader.urn, reader.name or reader.urn, reader.system, "Transformation",
-                          level))  # fmt: skip
+                          level, detail=_writes(reader, view)))  # fmt: skip
         edges.extend(Edge(urn, reader.urn, dashed=True) for urn in reader.reads)
     return View(f"impact of {result.start.urn}", nodes, edges)
+
+
+def _writes(reader: Reader, view: View) -> str:
+    """What a transformation pill says besides its name: what it writes, by the label its
+    node has in the picture (its urn otherwise)."""
+    if not reader.writes:
+        return "writes nothing (reads only)"
+    first = reader.writes[0]
+    name = view.by_urn[first].name if first in view.by_urn else first
+    more = len(reader.writes) - 1
+    return f"writes {_short(name, 26)}" + (f" (+{more})" if more else "")
 
 
 def paths_view(found: Sequence[LineagePath], src: Reached, dst: Reached) -> View:
@@ -205,14 +217,20 @@ def _via_cell(via: Sequence[str]) -> str:
     return via[0] + (f" (+{len(via) - 1})" if len(via) > 1 else "")
 
 
-def reached_table(reached: Sequence[Reached]) -> str:
-    """One row per asset: distance, system, kind, urn and the transformation that moved it."""
-    rows = [
-        [r.distance, r.system, r.kind + (" (deleted)" if r.deleted_at is not None else ""),
-         r.urn, _via_cell(r.via)]
-        for r in reached
-    ]  # fmt: skip
-    return render_rows(["distance", "system", "kind", "urn", "via"], rows, "table")
+def reached_table(reached: Sequence[Reached], direction: Direction) -> str:
+    """One row per asset: distance, system, kind, urn, and the transformations that link it to
+    the asset one hop nearer the start, named for what they did and placed in the order data
+    flows: downstream, `written_by` before the asset (the job that wrote it); upstream,
+    `read_by` after it (the job that read it to feed the next asset toward the start)."""
+
+    def described(r: Reached) -> list[Any]:
+        return [r.distance, r.system, r.kind + (" (deleted)" if r.deleted_at is not None else "")]
+
+    if direction == "downstream":
+        rows = [[*described(r), _via_cell(r.via), r.urn] for r in reached]
+        return render_rows(["distance", "system", "kind", "written_by", "urn"], rows, "table")
+    rows = [[*described(r), r.urn, _via_cell(r.via)] for r in reached]
+    return render_rows(["distance", "system", "kind", "urn", "read_by"], rows, "table")
 
 
 def tree(view: View) -> str:
@@ -245,7 +263,7 @@ def tree(view: View) -> str:
             lines.append(f"{prefix}{branch}{arrow}{node.urn} (see above)")
             continue
         shown.add(node.urn)
-        lines.append(f"{prefix}{branch}{arrow}{_tree_label(node)}{_via_note(edge)}")
+        lines.append(f"{prefix}{branch}{arrow}{_tree_label(node)}{_via_note(edge, node)}")
         below = children[node.urn]
         inner = prefix + ("    " if last else "│   ")
         stack.extend([(e, inner, i == len(below) - 1) for i, e in enumerate(below)][::-1])
@@ -259,10 +277,12 @@ def _tree_label(node: Node) -> str:
     return f"{node.urn}  [{node.system or '?'} {node.kind}{deleted}]"
 
 
-def _via_note(edge: Edge) -> str:
+def _via_note(edge: Edge, node: Node) -> str:
+    """Upstream (left of the start) the edge's job reads the node; downstream it wrote it."""
     if edge.dashed and not edge.via:
         return "  (indirect)"
-    return f"  via {_via_cell(edge.via)}" if edge.via else ""
+    verb = "read by" if node.level < 0 else "written by"
+    return f"  {verb} {_via_cell(edge.via)}" if edge.via else ""
 
 
 def paths_text(found: Sequence[LineagePath]) -> str:
@@ -287,9 +307,10 @@ def impact_text(result: Impact) -> str:
         out.extend(f"  {item.urn}  (distance {item.distance})" for item in items)
     if result.transformations:
         out.append("\naffected transformations")
-        rows = [[t.system, t.urn, t.user, t.runs, _via_cell(t.reads)]
+        rows = [[t.system, t.urn, t.user, t.runs, _via_cell(t.reads), _via_cell(t.writes)]
                 for t in result.transformations]  # fmt: skip
-        out.append(render_rows(["system", "urn", "user", "runs", "reads"], rows, "table"))
+        columns = ["system", "urn", "user", "runs", "reads", "writes"]
+        out.append(render_rows(columns, rows, "table"))
     return "\n".join(out)
 
 
@@ -377,6 +398,8 @@ def to_mermaid(view: View) -> str:
 
 
 def _subtitle(node: Node) -> str:
+    if node.detail:
+        return node.detail
     deleted = " · deleted" if node.deleted else ""
     return f"{node.system or '?'} · {node.kind}{deleted}"
 
@@ -534,6 +557,7 @@ h1 {{ font-size: 18px; margin: 0 0 4px; }}
 .legend i {{ display: inline-block; width: 12px; height: 12px; border: 1px solid #333;
             border-radius: 3px; margin-right: 4px; vertical-align: -1px; }}
 .canvas {{ overflow: auto; border: 1px solid #ddd; background: #fff; margin: 10px 0; }}
+.canvas svg {{ direction: ltr; }}
 svg text {{ font-family: inherit; }}
 table {{ border-collapse: collapse; font-size: 13px; }}
 td, th {{ border-bottom: 1px solid #e5e5e5; padding: 3px 10px 3px 0; text-align: left; }}
@@ -544,7 +568,7 @@ td, th {{ border-bottom: 1px solid #e5e5e5; padding: 3px 10px 3px 0; text-align:
 {note}
 <div class="legend">{legend}<span>── flows to</span><span>- - - reads, or indirect</span>
 <span>bold border: the start</span></div>
-<div class="canvas">{svg}</div>
+<div class="canvas" dir="{side}">{svg}</div>
 <table><thead><tr><th>level</th><th>system</th><th>kind</th><th>urn</th></tr></thead>
 <tbody>{rows}</tbody></table>
 </body></html>
@@ -571,8 +595,19 @@ def to_html(view: View) -> str:
         note=f'<p class="note">{e(shown.note)}</p>' if shown.note else "",
         legend=legend,
         svg=to_svg(shown),
+        side=_scroll_side(shown),
         rows=rows,
     )
+
+
+def _scroll_side(view: View) -> str:
+    """`rtl` when the start is nearer the picture's right end (an upstream answer): a wide
+    picture then opens scrolled to its right end, the start in sight, instead of cutting it
+    off; `ltr` otherwise. Plain CSS (a right-to-left scroll box), so the page needs no script."""
+    pos = layout(view)
+    left = [x for x, _ in pos.values()]
+    start = next(pos[n.urn][0] for n in view.nodes if n.start)
+    return "rtl" if start - min(left) > max(left) - start else "ltr"
 
 
 def picture(view: View, fmt: str) -> str:

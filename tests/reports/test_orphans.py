@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import itertools
 import re
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lake import DAY, T0, TABLE, Lake, orphaned, report, rows
@@ -20,6 +22,7 @@ from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_u
 from lineagegraph.model import Flow
 from lineagegraph.reports.globs import compile_glob, exclusion_globs
 from lineagegraph.reports.pricing import GB, Usage, load_prices, monthly_costs
+from lineagegraph.store_check import EmptyGraph
 
 AS_OF = T0 + DAY  # the lake was listed one day before the reports' --as-of
 KIB = 1024
@@ -44,10 +47,14 @@ def usage(store: GraphStore, **params: Any) -> dict[tuple[str, str, str], dict[s
     }
 
 
-def test_an_empty_graph_has_no_orphans(store: GraphStore) -> None:
-    result = report(store)
+def test_an_empty_graph_is_an_error_not_a_report_of_no_orphans(lake: Lake) -> None:
+    with pytest.raises(EmptyGraph, match="holds no S3 objects yet: run `lineagegraph harvest s3`"):
+        report(lake.store)
+    lake.obj("b", "a/x.csv")
+    lake.write()
+    result = report(lake.store, buckets=["other"])  # objects, none of them selected
     assert result.rows == [] and result.top_rows == []
-    assert result.totals == {"objects": 0, "bytes": 0, "gib": 0.0, "monthly_usd": 0.0}
+    assert result.totals == {"objects": 0, "bytes": 0, "gib": 0, "monthly_usd": 0}
 
 
 def test_a_read_of_a_dataset_covers_what_lies_below_it(lake: Lake) -> None:
@@ -235,10 +242,13 @@ def test_report_costs_are_the_priced_graph_sums(lake: Lake) -> None:
         + Fraction("0.023") * 8 * KIB / GB,
         "ONEZONE_IA": Fraction("0.01") * 128 * KIB / GB,
     }
-    assert {k: r["monthly_usd"] for k, r in by_class.items()} == {
-        k: round(float(v), 4) for k, v in expected.items()
-    }
-    assert by_class["STANDARD"]["gib"] == 10.0
+    # Each amount within 1e-9 USD of the exact cost: a cost of a fraction of a cent is not 0.
+    assert by_class.keys() == expected.keys()
+    for name, cost in expected.items():
+        assert abs(Fraction(by_class[name]["monthly_usd"]) - cost) < Fraction(1, 10**9), name
+    assert by_class["ONEZONE_IA"]["monthly_usd"] == Decimal("0.000001221")
+    assert by_class["STANDARD"]["gib"] == 10
+    assert by_class["ONEZONE_IA"]["gib"] == Fraction(1, GB)  # exact, not 0.0
 
 
 def test_rows_roll_up_and_rank_by_cost(lake: Lake) -> None:
@@ -266,7 +276,7 @@ def test_rows_roll_up_and_rank_by_cost(lake: Lake) -> None:
         ["b", "s3://b/small", 4],
     ]
     assert ranked.totals["objects"] == 6
-    assert ranked.totals["monthly_usd"] == round(sum(r["monthly_usd"] for r in rows(fine)), 4)
+    assert ranked.totals["monthly_usd"] == sum(r["monthly_usd"] for r in rows(fine))
 
 
 def test_cost_report_splits_orphaned_from_consumed(lake: Lake) -> None:
@@ -281,8 +291,8 @@ def test_cost_report_splits_orphaned_from_consumed(lake: Lake) -> None:
         d: (r["objects"], r["orphaned_objects"], r["monthly_usd"], r["orphaned_usd"])
         for d, r in found.items()
     } == {
-        "s3://b/idle": (2, 1, 0.069, 0.069),
-        "s3://b/read": (2, 0, 0.023, 0.0),
+        "s3://b/idle": (2, 1, Decimal("0.069"), Decimal("0.069")),
+        "s3://b/read": (2, 0, Decimal("0.023"), 0),
     }
     assert found["s3://b/read"]["last_read"] == "2023-11-14T22:13:20Z"
 
@@ -291,7 +301,7 @@ def test_unknown_storage_class_is_priced_as_standard_with_a_warning(lake: Lake) 
     lake.obj("b", "x/a", size=GB, storage_class="EXPRESS_ONEZONE")
     lake.write()
     result = report(lake.store)
-    assert rows(result)[0]["monthly_usd"] == 0.023
+    assert rows(result)[0]["monthly_usd"] == Decimal("0.023")
     assert result.warnings == [
         "storage class 'EXPRESS_ONEZONE' (1 object) is not in the price table "
         f"{result.options.price_table}; priced as STANDARD"
@@ -309,7 +319,9 @@ def test_report_prices_match_the_pure_function(lake: Lake) -> None:
         load_prices(),
     ).costs
     assert expected == Fraction("0.023") * (3 * GB + 1000) / GB + Fraction("0.0025") / 1000
-    assert rows(report(lake.store))[0]["monthly_usd"] == round(float(expected), 4)
+    shown = rows(report(lake.store))[0]["monthly_usd"]
+    assert shown == Decimal("0.069002521")  # the exact cost rounded to 1e-9
+    assert abs(Fraction(shown) - expected) < Fraction(1, 10**9)
 
 
 # --- the exclusion matcher against its definition as a regular expression -----------------

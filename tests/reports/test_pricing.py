@@ -10,12 +10,16 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lineagegraph.errors import ConfigError
 from lineagegraph.reports.pricing import (
     GB,
+    NANO,
     PriceTable,
     Usage,
+    apportion,
     default_price_table,
     load_prices,
     monthly_costs,
@@ -214,3 +218,23 @@ def test_an_override_table_replaces_the_prices(tmp_path: Path) -> None:
     costing = monthly_costs([usage("STANDARD", 1, GB), usage("GLACIER", 1, GB)], prices)
     assert costing.costs == [Fraction("0.024"), Fraction("0.024")]
     assert costing.unpriced == {"GLACIER": 1}
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=10**15), min_size=1, max_size=30),
+    st.integers(min_value=1, max_value=10**12),
+)
+def test_apportioned_amounts_add_up_and_stay_within_a_unit(
+    numerators: list[int], denominator: int
+) -> None:
+    parts = apportion(numerators, denominator)
+    total = Fraction(sum(numerators), denominator) * NANO
+    assert sum(parts) == round(total + Fraction(1, 10**30))  # the total, rounded (half up)
+    for part, numerator in zip(parts, numerators, strict=True):
+        assert abs(part - Fraction(numerator, denominator) * NANO) < 1
+
+
+def test_apportion_rounds_thirds_so_they_add_up() -> None:
+    assert apportion([1, 1, 1], 3, 10) == [4, 3, 3]
+    assert apportion([2, 2, 2], 3, 1) == [1, 1, 0]  # 2/3 each: the total 2 goes to the first two
+    assert apportion([0, 0], 7) == [0, 0]

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
+import re
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -51,14 +56,34 @@ def test_orphans_table(home: Path) -> None:
         "since 2023-08-17T22:13:20Z"
     )
     assert "excluded keys: **/_SUCCESS, **/_temporary/**" in lines[1]
-    table = [line.split() for line in lines if line.startswith("lake ")]
-    assert [row[:3] for row in table[:3]] == [
-        ["lake", "s3://lake/raw/orders", "STANDARD"],
-        ["lake", "s3://lake/logs", "STANDARD"],
-        ["lake", "s3://lake/raw/events/2024", "GLACIER"],
+    table = [line.split() for line in lines if line.startswith("s3://lake/")]
+    # The dataset urn names the bucket: no bucket column; money as money, sizes in GiB once.
+    assert table[:3] == [
+        [
+            "s3://lake/raw/orders",
+            "STANDARD",
+            "1",
+            "2.00",
+            "GiB",
+            "$0.0460",
+            "2023-10-15",
+            "2023-10-15",
+        ],
+        ["s3://lake/logs", "STANDARD", "1", "1.00", "GiB", "$0.0230", "2023-10-15", "2023-10-15"],
+        [
+            "s3://lake/raw/events/2024",
+            "GLACIER",
+            "1",
+            "1.00",
+            "GiB",
+            "$0.0036",
+            "2023-10-15",
+            "2023-10-15",
+        ],
     ]
     assert "Top 10 datasets by monthly cost:" in result.stdout
-    assert lines[-1].startswith("Total: objects 3, bytes 4,294,967,296, gib 4.0, monthly_usd 0.")
+    assert lines[-1] == "Total: objects 3, bytes 4,294,967,296 (4.00 GiB), monthly_usd $0.0726"
+    assert max(len(line) for line in lines[3:]) <= 100  # the tables: title and notes aside
 
 
 def test_orphans_json_is_the_whole_report(home: Path) -> None:
@@ -86,7 +111,7 @@ def test_orphans_json_is_the_whole_report(home: Path) -> None:
     )
     assert doc["excludes"] == ["**/_SUCCESS", "**/_temporary/**", "logs/**"]
     [row] = doc["rows"]
-    assert (row["bucket"], row["objects"], row["gib"]) == ("lake", 2, 3.0)
+    assert (row["bucket"], row["objects"], row["gib"]) == ("lake", 2, "3")
     assert doc["totals"]["monthly_usd"] == row["monthly_usd"]
     assert [d["dataset"] for d in doc["top_datasets"]] == [
         "s3://lake/raw/orders",
@@ -106,7 +131,7 @@ def test_cost_report_csv_to_a_file(home: Path) -> None:
         "storage_class,objects,bytes,gib,monthly_usd,orphaned_objects,orphaned_gib,"
         "orphaned_usd,last_read"
     )
-    assert lines[1].startswith("STANDARD,4,4294967296,4.0,0.092,2,3.0,0.069,")
+    assert lines[1].startswith("STANDARD,4,4294967296,4,0.092000000,2,3,0.069000000,")
 
 
 def test_markdown(home: Path) -> None:
@@ -172,3 +197,49 @@ def test_help_shows_examples() -> None:
         result = CliRunner().invoke(cli, [command, "--help"])
         assert result.exit_code == 0
         assert f"lineagegraph {command} --" in result.stdout
+
+
+@pytest.fixture
+def pennies(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A lake of small objects: each costs a fraction of a cent a month, in thirds of a byte's
+    price that no decimal holds exactly."""
+    monkeypatch.chdir(tmp_path)
+    with open_store(GraphSettings(data_dir=tmp_path / "store")) as store:
+        store.init_schema()
+        lake = Lake(store)
+        for i in range(7):
+            lake.obj("b", f"d{i}/x.csv", size=1000 + 333 * i)
+        lake.obj("b", "ia/x.csv", size=7, storage_class="STANDARD_IA")
+        lake.write()
+    return tmp_path
+
+
+def test_machine_formats_carry_exact_amounts_that_add_up(pennies: Path) -> None:
+    args = ("--as-of", AS_OF, "--by", "dataset")
+    csv_text = run(pennies, "orphans", *args, "--format", "csv").stdout
+    doc = json.loads(run(pennies, "orphans", *args, "--format", "json").stdout)
+    rows = list(csv.DictReader(io.StringIO(csv_text)))
+    assert len(rows) == 8
+    usd = [Decimal(row["monthly_usd"]) for row in rows]
+    assert all(amount > 0 for amount in usd)  # a fraction of a cent is not 0.0
+    assert sum(usd) == Decimal(doc["totals"]["monthly_usd"])  # the CSV adds up to the total
+    assert [Decimal(r["monthly_usd"]) for r in doc["rows"]] == usd
+    assert all(len(r["monthly_usd"].partition(".")[2]) == 9 for r in doc["rows"])
+    exact = Fraction("0.023") * 1000 / GB  # the cheapest row (d0)
+    assert abs(Fraction(usd[-1]) - exact) < Fraction(1, 10**9)
+    # GiB exactly, as a decimal string: 2^-30 has a finite decimal expansion.
+    assert [Fraction(Decimal(r["gib"])) * GB for r in rows] == [int(r["bytes"]) for r in rows]
+    assert sum(Decimal(r["gib"]) for r in rows) == Decimal(doc["totals"]["gib"])
+
+
+def test_the_table_shows_money_as_money(pennies: Path) -> None:
+    result = run(pennies, "cost-report", "--as-of", AS_OF)
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.stdout.splitlines() if line.startswith("s3://b/")]
+    assert len(rows) == 16 and all("<$0.0001" in line for line in rows)  # rows, top datasets
+    assert all(re.search(r" \d\.\d\d KiB | \d+ B ", line) for line in rows)
+    assert " 0.0 " not in result.stdout and "0.0\n" not in result.stdout
+    assert result.stdout.splitlines()[-1] == (
+        "Total: objects 8, bytes 14,000 (13.67 KiB), monthly_usd <$0.0001, orphaned_objects 8, "
+        "orphaned_bytes 14,000 (13.67 KiB), orphaned_usd <$0.0001"
+    )

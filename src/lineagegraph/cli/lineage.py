@@ -7,7 +7,8 @@ answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTM
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,10 @@ import click
 from lineagegraph import lineage, render
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import LineageGraphError
+from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction, Reached
 from lineagegraph.render import FORMATS, PICTURE_FORMATS
+from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)
 
@@ -37,6 +40,14 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
         help="table/tree for the terminal, json for programs, mermaid/dot/html for a picture.",
     )(func)  # fmt: skip
+
+
+@contextmanager
+def read_store(app: App) -> Iterator[GraphStore]:
+    """The store of a read command: one that must already exist (store_check)."""
+    require_existing_store(app.settings)
+    with app.store() as store:
+        yield store
 
 
 def emit(text: str, output: Path | None) -> None:
@@ -69,7 +80,7 @@ def _show_traversal(
     if fmt == "tree":
         return render.tree(view)
     header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
-    return header + "\n" + render.reached_table(reached)
+    return header + "\n" + render.reached_table(reached, direction)
 
 
 def _traversal_command(direction: Direction) -> Callable[..., None]:
@@ -109,7 +120,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
         output: Path | None,
         include_deleted: bool,
     ) -> None:
-        with app.store() as store:
+        with read_store(app) as store:
             urn = lineage.resolve(store, app.settings, name)
             start = lineage.start_asset(store, urn, include_deleted=include_deleted)
             reached = lineage.traverse(
@@ -161,27 +172,38 @@ def path_command(
     """The lineage paths from FROM to TO, shortest first.
 
     FROM and TO are each a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name
-    (db.schema.table).
+    (db.schema.table). An S3 object with no path of its own is looked up through the dataset
+    it is part of (a note says so).
 
     \b
     Example:
       lineagegraph path s3a://raw-bucket/orders/ analytics.marts.daily_sales
       lineagegraph path s3://raw-bucket/orders ANALYTICS.MARTS.DAILY_SALES --format mermaid
     """
-    with app.store() as store:
+    with read_store(app) as store:
         src = lineage.resolve(store, app.settings, source)
         dst = lineage.resolve(store, app.settings, target)
-        start = lineage.start_asset(store, src, include_deleted=include_deleted)
-        end = lineage.start_asset(store, dst, include_deleted=include_deleted)
-        found = lineage.paths(store, src, dst, depth, limit, include_deleted=include_deleted)
+        answer = lineage.paths_between(
+            store, src, dst, depth, limit, include_deleted=include_deleted
+        )
+        start, end = (
+            lineage.start_asset(store, urn, include_deleted=include_deleted)
+            for urn in (answer.src, answer.dst)
+        )
+    for note in answer.notes:
+        click.echo(f"note: {note}", err=True)
+    found = answer.paths
     if fmt == "json":
-        text = render.to_json({"from": start, "to": end, "depth": depth, "paths": found})
+        text = render.to_json({"from": start, "to": end, "depth": depth, "paths": found,
+                               "notes": answer.notes})  # fmt: skip
     elif fmt in PICTURE_FORMATS:
-        text = render.picture(render.paths_view(found, start, end), fmt)
+        view = render.paths_view(found, start, end)
+        view.note = " ".join(answer.notes)
+        text = render.picture(view, fmt)
     elif not found:
         text = f"no path from {src} to {dst} within {depth} hop(s)"
     else:
-        text = render.paths_text(found)
+        text = "\n".join([*answer.notes, render.paths_text(found)])
     emit(text, output)
 
 
@@ -200,7 +222,7 @@ def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: 
       lineagegraph impact raw.public.orders
       lineagegraph impact s3://raw-bucket/orders --format html -o impact.html
     """
-    with app.store() as store:
+    with read_store(app) as store:
         urn = lineage.resolve(store, app.settings, name)
         result = lineage.impact(store, urn, include_deleted=include_deleted)
     if fmt == "json":
@@ -248,7 +270,7 @@ def columns(
     directions: list[Direction] = (
         list(lineage.DIRECTIONS) if direction == "both" else [direction]  # type: ignore[list-item]
     )
-    with app.store() as store:
+    with read_store(app) as store:
         urn = lineage.resolve_column(store, app.settings, column)
         start = lineage.start_column(store, urn, include_deleted=include_deleted)
         found = {
@@ -264,7 +286,7 @@ def columns(
         text = render.tree(render.columns_view(start, up, down))
     else:
         text = "\n\n".join(
-            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items)
+            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items, d)
             if items else f"nothing {d} of {urn} within {depth} hop(s)"
             for d, items in found.items()
         )  # fmt: skip

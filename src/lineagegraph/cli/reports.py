@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, cli
-from lineagegraph.cli.lineage import emit
+from lineagegraph.cli.lineage import emit, read_store
 from lineagegraph.output import FORMATS
 from lineagegraph.pipeline import now_ms
 from lineagegraph.reports.globs import exclusion_globs
@@ -78,7 +78,9 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.Choice(FORMATS),
             default="table",
             show_default=True,
-            help="csv holds the rows only; table, markdown and json the whole report.",
+            help="csv holds the rows only; table, markdown and json the whole report. json "
+            "and csv carry exact amounts as decimal strings (USD to 1e-9, adding up to the "
+            "total); table and markdown show $ amounts and sizes for people.",
         ),
         click.option(
             "-o",
@@ -107,7 +109,7 @@ def _report(app: App, kind: Kind, fmt: str, output: Path | None, **flags: Any) -
         by=flags["by"],
         top_n=flags["top"] or settings.top_n,
     )
-    with app.store() as store:
+    with read_store(app) as store:
         report = run_report(store, options)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)

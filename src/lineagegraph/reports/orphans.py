@@ -12,13 +12,15 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.output import render
+from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
 from lineagegraph.reports.globs import Glob
-from lineagegraph.reports.pricing import GB, PriceTable, Usage, monthly_costs
+from lineagegraph.reports.pricing import GB, PriceTable, Usage, apportion, monthly_costs
+from lineagegraph.store_check import require_assets
 
 DAY_MS = 86_400_000
 Kind = Literal["orphans", "cost"]
@@ -55,10 +57,9 @@ class ReportOptions:
 class _Sums:
     """One report row being rolled up from the graph's rows."""
 
-    denominator: int  # of the costs: USD per month = cost / denominator (see pricing.Costing)
     objects: int = 0
     bytes: int = 0
-    cost: int = 0
+    cost: int = 0  # over the costing's denominator (see pricing.Costing)
     orphaned_objects: int = 0
     orphaned_bytes: int = 0
     orphaned_cost: int = 0
@@ -78,23 +79,23 @@ class _Sums:
         self.newest = _pick(max, self.newest, record["newest_modified"])
         self.last_read = _pick(max, self.last_read, record["last_read"])
 
-    def values(self, names: Sequence[str]) -> list[Any]:
-        return [VALUES[name](self) for name in names]
-
 
 VALUES: dict[str, Callable[[_Sums], Any]] = {
     "objects": lambda s: s.objects,
     "bytes": lambda s: s.bytes,
-    "gib": lambda s: _gib(s.bytes),
-    "monthly_usd": lambda s: _usd(s.cost, s.denominator),
+    "gib": lambda s: gib(s.bytes),
     "orphaned_objects": lambda s: s.orphaned_objects,
     "orphaned_bytes": lambda s: s.orphaned_bytes,
-    "orphaned_gib": lambda s: _gib(s.orphaned_bytes),
-    "orphaned_usd": lambda s: _usd(s.orphaned_cost, s.denominator),
+    "orphaned_gib": lambda s: gib(s.orphaned_bytes),
     "oldest_modified": lambda s: iso(s.oldest),
     "newest_modified": lambda s: iso(s.newest),
     "last_read": lambda s: iso(s.last_read),
 }
+MONEY: dict[str, Callable[[_Sums], int]] = {
+    "monthly_usd": lambda s: s.cost,
+    "orphaned_usd": lambda s: s.orphaned_cost,
+}
+"""The USD columns as numerators over the costing's denominator; `_listing` rounds them."""
 # Per kind: the values of each row, of each top dataset, and of the totals.
 LAYOUT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "orphans": (
@@ -163,11 +164,10 @@ class Report:
 
     def render(self, fmt: str) -> str:
         """table, markdown and json hold the whole report; csv holds its rows only."""
-        if fmt == "json":
-            return json.dumps(self._document(), indent=2, ensure_ascii=False)
-        if fmt == "csv":  # plain numbers (the shared renderer groups thousands in floats)
-            rows = [[repr(v) if isinstance(v, float) else v for v in row] for row in self.rows]
-            return render(self.columns, rows, "csv")
+        if fmt == "json":  # exact amounts as decimal strings: a JSON number reads as a float
+            return json.dumps(self._document(), indent=2, ensure_ascii=False, default=_exact)
+        if fmt == "csv":
+            return render(self.columns, self.rows, "csv")
         o = self.options
         about = [
             f"excluded keys: {', '.join(g.text for g in o.excludes)}",
@@ -177,26 +177,26 @@ class Report:
             about.append(f"buckets: {', '.join(o.buckets)}")
         if o.include_deleted:
             about.append("deleted objects included")
-        totals = ", ".join(f"{k} {v:,}" for k, v in self.totals.items())
+        table = fmt == "table"
+        total = _total_line(self.totals)
+        rows, top_rows = (
+            render(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=REPORT_WIDTH)
+            for c, r in ((self.columns, self.rows), (self.top_columns, self.top_rows))
+        )
         top = f"Top {o.top_n} datasets by monthly cost"
         if fmt == "markdown":
             return "\n\n".join(
                 [
                     f"## {self.title}",
                     "\n".join(f"- {line}" for line in about),
-                    render(self.columns, self.rows, fmt),
+                    rows,
                     f"### {top}",
-                    render(self.top_columns, self.top_rows, fmt),
-                    f"**Total:** {totals}",
+                    top_rows,
+                    f"**Total:** {total}",
                 ]
             )
         return "\n\n".join(
-            [
-                "\n".join([self.title, *about]),
-                render(self.columns, self.rows, fmt),
-                f"{top}:\n" + render(self.top_columns, self.top_rows, fmt),
-                f"Total: {totals}",
-            ]
+            ["\n".join([self.title, *about]), rows, f"{top}:\n{top_rows}", f"Total: {total}"]
         )
 
     def _document(self) -> dict[str, Any]:
@@ -242,6 +242,8 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
             **options.prices.query_params(),
         },
     )
+    if not records:
+        require_assets(store, "orphans_any_file", "S3 objects", "s3")
     usages = [
         Usage(
             r["storage_class"],
@@ -255,35 +257,52 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     costing = monthly_costs(usages, options.prices)
     priced = list(zip(records, usages, costing.numerators, strict=True))
     key, denominator = GROUPINGS[options.by], costing.denominator
-    rows = _rank(_roll_up(priced, key, denominator))
-    top = _rank(_roll_up(priced, GROUPINGS["dataset"], denominator))[: options.top_n]
-    everything = _roll_up(priced, (), denominator).get((), _Sums(denominator))
+    rows = _rank(_roll_up(priced, key))
+    datasets = _rank(_roll_up(priced, GROUPINGS["dataset"]))
+    everything = _roll_up(priced, ()).get((), _Sums())
     warnings = [
         f"storage class {name!r} ({objects:,} object{'s' * (objects != 1)}) is not in the "
         f"price table {options.price_table}; priced as {options.prices.standard_class}"
         for name, objects in sorted(costing.unpriced.items())
     ]
     rows_of, top_of, totals_of = LAYOUT[options.kind]
+    [totals] = _listing([((), everything)], totals_of, denominator)
     return Report(
         options=options,
         columns=[*key, *rows_of],
-        rows=[[*k, *sums.values(rows_of)] for k, sums in rows],
+        rows=_listing(rows, rows_of, denominator),
         top_columns=[*GROUPINGS["dataset"], *top_of],
-        top_rows=[[*k, *sums.values(top_of)] for k, sums in top],
-        totals=dict(zip(totals_of, everything.values(totals_of), strict=True)),
+        top_rows=_listing(datasets, top_of, denominator)[: options.top_n],
+        totals=dict(zip(totals_of, totals, strict=True)),
         warnings=warnings,
     )
 
 
+def _listing(
+    groups: Sequence[tuple[tuple[Any, ...], _Sums]], names: Sequence[str], denominator: int
+) -> list[list[Any]]:
+    """One row per group: its key, then the named values. USD amounts are rounded to 1e-9
+    together (pricing.apportion), so the rows of a listing add up to its total exactly."""
+    money = {
+        name: apportion([pick(sums) for _, sums in groups], denominator)
+        for name, pick in MONEY.items()
+        if name in names
+    }
+    return [
+        [*key, *(usd(money[n][i]) if n in money else VALUES[n](sums) for n in names)]
+        for i, (key, sums) in enumerate(groups)
+    ]
+
+
 def _roll_up(
-    priced: Iterable[tuple[dict[str, Any], Usage, int]], key: tuple[str, ...], denominator: int
+    priced: Iterable[tuple[dict[str, Any], Usage, int]], key: tuple[str, ...]
 ) -> dict[tuple[Any, ...], _Sums]:
     groups: dict[tuple[Any, ...], _Sums] = {}
     for record, usage, cost in priced:
         group = tuple(record[k] for k in key)
         sums = groups.get(group)
         if sums is None:
-            sums = groups[group] = _Sums(denominator)
+            sums = groups[group] = _Sums()
         sums.add(record, usage, cost)
     return groups
 
@@ -294,16 +313,71 @@ def _rank(groups: dict[tuple[Any, ...], _Sums]) -> list[tuple[tuple[Any, ...], _
     return sorted(groups.items(), key=lambda kv: (-kv[1].cost, -kv[1].bytes, kv[0]))
 
 
+AMOUNTS = ("size", "orphaned_size", "monthly_usd", "orphaned_usd")
+"""The columns people read as amounts: right-aligned, never wrapped."""
+_SIZES = {"gib": "size", "orphaned_gib": "orphaned_size"}
+
+
+def _for_people(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], table: bool
+) -> tuple[list[str], list[list[Any]]]:
+    """Columns and rows as people read them: money as `$0.0230`, each size once in binary
+    units (no separate byte count), days rather than seconds; in a terminal table, no bucket
+    column beside a dataset urn that already names it."""
+    dropped = {"bytes", "orphaned_bytes"} | (
+        {"bucket"} if table and "dataset" in columns else set()
+    )
+    keep = [i for i, name in enumerate(columns) if name not in dropped]
+
+    def shown(name: str, value: Any) -> Any:
+        if value is None or name in ("bucket", "dataset", "storage_class", "objects"):
+            return value
+        if name in MONEY:
+            return usd_text(value)
+        if name in _SIZES:
+            return size_text(int(value * GB))
+        if name.endswith(("_modified", "_read")):
+            return value[:10]
+        return value
+
+    return (
+        [_SIZES.get(columns[i], columns[i]) for i in keep],
+        [[shown(columns[i], row[i]) for i in keep] for row in rows],
+    )
+
+
+def _total_line(totals: dict[str, Any]) -> str:
+    """`objects 3, bytes 4,294,967,296 (4.00 GiB), monthly_usd $0.0726`: the exact byte count
+    with its size in binary units (no separate GiB), money as money."""
+    shown = []
+    for name, value in totals.items():
+        if name in _SIZES:
+            continue
+        if name.endswith("bytes"):
+            shown.append(f"{name} {value:,} ({size_text(value)})")
+        else:
+            shown.append(f"{name} {usd_text(value) if name in MONEY else f'{value:,}'}")
+    return ", ".join(shown)
+
+
+def _exact(value: Any) -> str:
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
 def _records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in rows]
 
 
-def _gib(size: int) -> float:
-    return round(size / GB, 3)
+def gib(size: int) -> Decimal:
+    """Bytes in GiB, exactly: 2^-30 is a finite decimal (30 places at most)."""
+    return (Decimal(size * 5**30).scaleb(-30)).normalize() if size else Decimal(0)
 
 
-def _usd(cost: int, denominator: int) -> float:
-    return round(cost / denominator, 4)
+def usd(nanos: int) -> Decimal:
+    """An amount of 1e-9 USD units as a Decimal with 9 places (0.069000000)."""
+    return Decimal(nanos).scaleb(-9)
 
 
 def iso(ms: int | None) -> str | None:

@@ -218,3 +218,28 @@ def tiered_cost(size: int, price: ClassPrice) -> Fraction:
             break
         lower = upper
     return cost / GB
+
+
+NANO = 10**9
+"""Machine formats carry USD in units of 1e-9 (see `apportion`)."""
+
+
+def apportion(numerators: Sequence[int], denominator: int, scale: int = NANO) -> list[int]:
+    """Amounts of numerator/denominator USD as integers of 1/scale USD, each within one unit of
+    the exact amount and adding up to the exact total rounded to the nearest unit.
+
+    Rounding each amount on its own would let a sum of rows drift from the total by a unit per
+    row; largest-remainder rounding hands the units the floors leave over to the amounts that
+    lost the most, so any listing of the rows adds up to the total exactly.
+
+    >>> apportion([1, 1, 1], 3, 10)  # three thirds of a dollar, in dimes
+    [4, 3, 3]
+    """
+    floors = [n * scale // denominator for n in numerators]
+    remainders = [n * scale % denominator for n in numerators]
+    total = sum(numerators) * scale
+    rounded_total = (2 * total + denominator) // (2 * denominator)  # half up
+    short = rounded_total - sum(floors)
+    for i in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[:short]:
+        floors[i] += 1
+    return floors
