@@ -69,7 +69,7 @@ def kind_of(layer: str) -> str:
 
 
 def layer_names(count: int) -> list[str]:
-    """raw -> staging -> marts -> reports (DESIGN.md section 3), with intermediate layers
+    """raw -> staging -> marts -> reports (docs/graph-model.md), with intermediate layers
     between staging and marts when more than four are asked for."""
     middle = [f"intermediate_{i}" for i in range(1, count - 3)]
     return ["raw", "staging", *middle, "marts", "reports"]

@@ -8,7 +8,7 @@ Why this shape:
   in memory however large the bucket.
 * A scope (bucket + key prefix) soft-deletes the objects it no longer sees only when its scan
   completed; a scope that failed, was interrupted or was denied deletes nothing, and a complete
-  scan that would delete more than ``s3.max_delete_share`` of its scope stops (DESIGN.md 6).
+  scan that would delete more than ``s3.max_delete_share`` of its scope stops (docs/deletion.md).
 * Dataset rollups (objects, bytes, per storage class) are recomputed from the graph's present
   files afterwards, so they also count files outside the scanned prefix.
 
