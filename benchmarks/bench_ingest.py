@@ -23,6 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lineage_shapes as shapes
+from small import parse_args
 
 from lineagegraph.graph.statements import statement
 from lineagegraph.graph.store import GraphStore, open_store
@@ -81,7 +82,7 @@ def main() -> None:
     parser.add_argument("--assets", type=int, default=1_000_000)
     parser.add_argument("--baseline", type=int, default=2_000, help="rows for the baseline")
     parser.add_argument("--batch-size", type=int, default=5_000)
-    args = parser.parse_args()
+    args = parse_args(parser, assets=3_000, baseline=1_000)
 
     data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-ingest-"))
     try:

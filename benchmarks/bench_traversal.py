@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redis.utils import HIREDIS_AVAILABLE
+from small import parse_args
 
 from lineagegraph import lineage
 from lineagegraph.graph.store import GraphStore, open_store
@@ -208,7 +209,7 @@ def main() -> None:
     parser.add_argument("--baseline-timeout-ms", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-dir", type=Path, help="store directory (default: a temp dir)")
-    args = parser.parse_args()
+    args = parse_args(parser, assets=1_000, starts=2, repeat=1)
     smallest = int(CHAIN_LENGTH / CHAIN_SHARE)  # room for one 20-deep chain
     if args.assets < smallest:
         parser.error(f"--assets must be at least {smallest:,} (the graph holds 20-deep chains)")
