@@ -2,7 +2,7 @@
 # A real S3 server for the S3 harvester's tests: single-node Ceph (memstore OSD, no cephx) with
 # RGW on a free loopback port, users with keys test/test and other/other, and every AWS storage
 # class placed. Each run has its own directory and ports, so runs (and other clusters on the
-# machine) never meet; only the daemons whose pid files are in that directory are ever stopped.
+# machine) never meet; only daemons running that directory's ceph.conf are ever stopped.
 #
 #   tests/services/ceph-rgw.sh [start] [DIR]   install if missing, start in DIR (default: a new
 #                                              temporary directory), print the env to export
@@ -25,22 +25,31 @@ ours() {  # pid $1 is a daemon started with this directory's ceph.conf
   tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-c $C/ceph.conf "
 }
 
-stop_daemons() {  # only the daemons whose pid files live under $C and that run its ceph.conf
-  local f p
-  for f in "$C"/run/*.pid; do
-    [ -e "$f" ] || continue
-    p=$(cat "$f")
+stop_daemons() {  # only the daemons running this directory's ceph.conf (with or without a
+  local d p         # pid file yet: a daemon still starting has none)
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
     if ours "$p"; then
-      kill "$p"
+      kill "$p" 2>/dev/null || true
       for _ in $(seq 1 40); do ours "$p" || break; sleep 0.25; done
-      if ours "$p"; then kill -9 "$p"; fi
+      if ours "$p"; then kill -9 "$p" 2>/dev/null || true; fi
     fi
-    rm -f "$f"
   done
+  rm -f "$C"/run/*.pid
 }
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# A daemon in the foreground of its own session (for the OSD: daemonized, its parent sometimes
+# exits non-zero under load while the OSD itself starts fine).
+daemon() {  # daemon PID_FILE COMMAND...: start it, wait for its pid file
+  local pid_file=$1; shift
+  rm -f "$pid_file"
+  setsid "$@" -f </dev/null >>"$C/log/daemons.err" 2>&1 &
+  for _ in $(seq 1 120); do [ -s "$pid_file" ] && return 0; sleep 0.5; done
+  echo "error: $1 did not start" >&2; tail -5 "$C/log/daemons.err" >&2; return 1
 }
 
 rgw_up() { curl -sf -o /dev/null "$1/"; }
@@ -67,6 +76,9 @@ if ! command -v radosgw >/dev/null || ! command -v ceph-mon >/dev/null \
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     radosgw ceph-mon ceph-osd ceph-common curl >/dev/null
 fi
+
+# Every failing step says which one it was; daemons write their own logs under $C/log.
+trap 'echo "error: ceph-rgw.sh line $LINENO exited $?: $BASH_COMMAND (logs: $C/log)" >&2' ERR
 
 # A directory used before: stop what it started, then clear only what this script writes there.
 stop_daemons
@@ -118,8 +130,9 @@ ceph-mon -c "$CONF_FILE" --mkfs -i a --monmap monmap --keyring keyring
 ceph-mon -c "$CONF_FILE" -i a
 for _ in $(seq 1 30); do timeout 10 ceph -c "$CONF_FILE" -s >/dev/null 2>&1 && break; sleep 1; done
 ID=$(timeout 30 ceph -c "$CONF_FILE" osd create)
-ceph-osd -c "$CONF_FILE" -i "$ID" --mkfs 2>/dev/null
-ceph-osd -c "$CONF_FILE" -i "$ID" 2>/dev/null
+ceph-osd -c "$CONF_FILE" -i "$ID" --mkfs 2>>log/osd-setup.err \
+  || { tail -5 log/osd-setup.err >&2; false; }
+daemon "run/osd.$ID.pid" ceph-osd -c "$CONF_FILE" -i "$ID"
 A="timeout 60 radosgw-admin -c $CONF_FILE"
 # The first start creates the default realm, zonegroup, zone and pools.
 radosgw -c "$CONF_FILE" -n client.rgw.a
