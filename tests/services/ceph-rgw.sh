@@ -19,10 +19,11 @@ if [ "$ACTION" = stop ] && [ -z "${1:-}" ]; then
   exit 2
 fi
 C=$(realpath -m "${1:-$(mktemp -d "${TMPDIR:-/tmp}/lineagegraph-ceph-rgw.XXXXXX")}")
+SELF=$(realpath "$0")
 CLASSES="STANDARD_IA GLACIER INTELLIGENT_TIERING ONEZONE_IA DEEP_ARCHIVE GLACIER_IR"
 
 ours() {  # pid $1 is a daemon started with this directory's ceph.conf
-  tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -qF -- "-c $C/ceph.conf "
+  { tr '\0' ' ' <"/proc/$1/cmdline"; } 2>/dev/null | grep -qF -- "-c $C/ceph.conf "
 }
 
 stop_daemons() {  # only the daemons running this directory's ceph.conf (with or without a
@@ -77,8 +78,17 @@ if ! command -v radosgw >/dev/null || ! command -v ceph-mon >/dev/null \
     radosgw ceph-mon ceph-osd ceph-common curl >/dev/null
 fi
 
-# Every failing step says which one it was; daemons write their own logs under $C/log.
-trap 'echo "error: ceph-rgw.sh line $LINENO exited $?: $BASH_COMMAND (logs: $C/log)" >&2' ERR
+# Every failing step says which one it was (daemons log under $C/log). On a loaded machine a
+# daemon sometimes fails to come up; the whole setup is then tried once more from scratch.
+on_error() {
+  echo "error: ceph-rgw.sh line $1 exited $2: $3 (logs: $C/log)" >&2
+  if [ -z "${CEPH_RGW_RETRIED:-}" ]; then
+    echo "retrying the setup once from scratch" >&2
+    stop_daemons
+    CEPH_RGW_RETRIED=1 exec bash "$SELF" start "$C"
+  fi
+}
+trap 'on_error $LINENO $? "$BASH_COMMAND"' ERR
 
 # A directory used before: stop what it started, then clear only what this script writes there.
 stop_daemons
@@ -136,7 +146,7 @@ daemon "run/osd.$ID.pid" ceph-osd -c "$CONF_FILE" -i "$ID"
 A="timeout 60 radosgw-admin -c $CONF_FILE"
 # The first start creates the default realm, zonegroup, zone and pools.
 radosgw -c "$CONF_FILE" -n client.rgw.a
-wait_rgw "$ENDPOINT" || { echo "error: RGW did not answer on $ENDPOINT; see $C/log" >&2; exit 1; }
+wait_rgw "$ENDPOINT" || { echo "error: RGW did not answer on $ENDPOINT; see $C/log" >&2; false; }
 for sc in $CLASSES; do
   pool=default.rgw.$(echo "$sc" | tr 'A-Z_' 'a-z-').data
   $A zonegroup placement add --rgw-zonegroup default --placement-id default-placement \
@@ -151,7 +161,7 @@ $A user create --uid=other --display-name=other --access-key=other --secret-key=
 RP=$(cat run/client.rgw.a.pid); kill "$RP"
 while kill -0 "$RP" 2>/dev/null; do sleep 0.5; done
 radosgw -c "$CONF_FILE" -n client.rgw.a
-wait_rgw "$ENDPOINT" || { echo "error: RGW did not come back on $ENDPOINT; see $C/log" >&2; exit 1; }
+wait_rgw "$ENDPOINT" || { echo "error: RGW did not come back on $ENDPOINT; see $C/log" >&2; false; }
 echo "$ENDPOINT" > endpoint
 echo "RGW ready in $C: $ENDPOINT key=test/test (stop: $0 stop $C)"
 echo "export LINEAGEGRAPH_TEST_RGW=$ENDPOINT"
