@@ -27,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import lineage_shapes as shapes
+from small import parse_args
 
 from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.statements import statement
@@ -100,7 +101,7 @@ def main() -> None:
     parser.add_argument(
         "--modes", default="always,off", help="AOF fsync policies to compare; off = no AOF"
     )
-    args = parser.parse_args()
+    args = parse_args(parser, assets=3_000, baseline=1_000)
     modes = [m.strip() for m in args.modes.split(",")]
 
     root = Path(tempfile.mkdtemp(prefix="lg-bench-ingest-"))

@@ -35,6 +35,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from small import parse_args
+
 from lineagegraph.graph.embedded import STATE_FILE
 from lineagegraph.graph.store import GraphStore, Result, open_store
 from lineagegraph.harvest.openlineage import (
@@ -155,7 +157,7 @@ def line(label: str, events: int, m: Meter) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
-    args = parser.parse_args()
+    args = parse_args(parser, events=300)
     with tempfile.TemporaryDirectory(prefix="bench-ol-", ignore_cleanup_errors=True) as tmp:
         run_benchmark(args.events, Path(tmp))
 

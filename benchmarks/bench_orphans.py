@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ingest import server_peak_rss_mb
+from small import parse_args
 
 from lineagegraph.graph.embedded import STATE_FILE
 from lineagegraph.graph.store import GraphStore, chunks, open_store
@@ -248,7 +249,7 @@ def check(what: str, got: tuple[int, int], want: tuple[int, int]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--files", type=int, default=1_000_000, help="S3 objects to build")
-    args = parser.parse_args()
+    args = parse_args(parser, files=10_000)
     data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-orphans-"))
     try:
         with open_store(GraphSettings(data_dir=data_dir, batch_size=5000)) as store:

@@ -39,6 +39,7 @@ from botocore.exceptions import ClientError
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ingest import server_peak_rss_mb
+from small import parse_args
 
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.s3 import S3Report, harvest_s3, make_client
@@ -138,7 +139,7 @@ def main() -> None:
     parser.add_argument("--fill-threads", type=int, default=32)
     parser.add_argument("--page-size", type=int, default=1000)
     parser.add_argument("--fill-only", action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parse_args(parser, objects=300, fill_threads=4)
     bucket = args.bucket or f"lg-bench-{args.objects}"
 
     moto = None

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from small import parse_args
+
 from lineagegraph.graph.store import open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.snowflake import queries
@@ -202,16 +204,12 @@ def bench_fetch(count: int, fetch_size: int) -> float | None:
         import snowflake.connector
     except ImportError:
         return None
+    from lineagegraph.demo.account_usage import AccountUsage
+
     with fakesnow.server() as kwargs:
         conn = snowflake.connector.connect(**kwargs, database="SNOWFLAKE")
+        AccountUsage(conn).reset(["ACCESS_HISTORY", "QUERY_HISTORY"])
         cur = conn.cursor()
-        cur.execute("CREATE DATABASE IF NOT EXISTS SNOWFLAKE")
-        cur.execute("CREATE SCHEMA IF NOT EXISTS SNOWFLAKE.ACCOUNT_USAGE")
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "harvest"))
-        from snowflake_fixtures import ACCESS_HISTORY_DDL, QUERY_HISTORY_DDL
-
-        cur.execute(ACCESS_HISTORY_DDL)
-        cur.execute(QUERY_HISTORY_DDL)
         rows = list(generate(count))
         for chunk in range(0, count, 500):
             part = rows[chunk : chunk + 500]
@@ -242,7 +240,7 @@ def main() -> None:
     parser.add_argument("--fetch-rows", type=int, default=5_000)
     parser.add_argument("--fetch-size", type=int, default=10_000)
     parser.add_argument("--baseline-rows", type=int, default=10_000)
-    args = parser.parse_args()
+    args = parse_args(parser, rows=500, fetch_rows=100, fetch_size=200, baseline_rows=100)
 
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     convert_s = bench_convert_only(args.rows)

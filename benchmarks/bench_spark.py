@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from small import parse_args
+
 from lineagegraph.settings import GraphSettings, Settings, SparkSettings
 from lineagegraph.spark import SparkLineage, install
 from lineagegraph.spark.listener import registered_proxy
@@ -138,7 +140,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--actions", type=int, default=200, help="actions each way (>= 10)")
     parser.add_argument("--bus-actions", type=int, default=50, help="each way, bus drained")
-    args = parser.parse_args()
+    parser.add_argument("--warm-up", type=int, default=15, help="untimed actions each way first")
+    args = parse_args(parser, actions=10, bus_actions=4, warm_up=2)
     with tempfile.TemporaryDirectory(prefix="bench-spark-", ignore_cleanup_errors=True) as tmp:
         run_benchmark(args, Path(tmp))
 
@@ -168,9 +171,9 @@ def run_benchmark(args: argparse.Namespace, root: Path) -> None:
     handle = install(spark, settings=settings)
     bench = Bench(spark, src, root / "out", handle)
     for listener in (True, False):  # warm-up: JIT, caches, the graph store, both sides
-        bench.block(listener, 15, drain=True)
+        bench.block(listener, args.warm_up, drain=True)
     bench.callbacks.clear()
-    progress("warm-up done (30 actions)")
+    progress(f"warm-up done ({2 * args.warm_up} actions)")
 
     base, with_listener = bench.sides(args.actions, drain=False, label="action")
     callbacks = list(bench.callbacks)
@@ -180,8 +183,8 @@ def run_benchmark(args: argparse.Namespace, root: Path) -> None:
     spark.stop()
 
     print(f"actions each way: {args.actions} (action), {args.bus_actions} (action + bus), "
-          f"in alternating blocks of {BLOCK}, after 30 warm-up actions; Spark {spark.version}, "
-          f"local[1]")  # fmt: skip
+          f"in alternating blocks of {BLOCK}, after {2 * args.warm_up} warm-up actions; "
+          f"Spark {spark.version}, local[1]")  # fmt: skip
     line, goal = compare("action", base, with_listener)
     print(line)
     print(compare("action + bus", base_bus, with_bus)[0])

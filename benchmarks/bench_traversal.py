@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from redis.utils import HIREDIS_AVAILABLE
+from small import parse_args
 
 from lineagegraph import lineage
 from lineagegraph.graph.store import GraphStore, open_store
@@ -69,7 +70,7 @@ def kind_of(layer: str) -> str:
 
 
 def layer_names(count: int) -> list[str]:
-    """raw -> staging -> marts -> reports (DESIGN.md section 3), with intermediate layers
+    """raw -> staging -> marts -> reports (docs/graph-model.md), with intermediate layers
     between staging and marts when more than four are asked for."""
     middle = [f"intermediate_{i}" for i in range(1, count - 3)]
     return ["raw", "staging", *middle, "marts", "reports"]
@@ -208,7 +209,7 @@ def main() -> None:
     parser.add_argument("--baseline-timeout-ms", type=int, default=20_000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-dir", type=Path, help="store directory (default: a temp dir)")
-    args = parser.parse_args()
+    args = parse_args(parser, assets=1_000, starts=2, repeat=1)
     smallest = int(CHAIN_LENGTH / CHAIN_SHARE)  # room for one 20-deep chain
     if args.assets < smallest:
         parser.error(f"--assets must be at least {smallest:,} (the graph holds 20-deep chains)")

@@ -1,4 +1,4 @@
-"""Lineage-shaped test graphs for benchmarks (DESIGN.md section 3), not uniform random graphs.
+"""Lineage-shaped test graphs for benchmarks (docs/graph-model.md), not uniform random graphs.
 
 Domains of ~1,000 assets each, layered raw -> staging -> marts -> reports with fan-in 1-6
 (mean ~3.5, so about two edges per asset), one 20-deep chain per domain, and a few hub tables

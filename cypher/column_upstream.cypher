@@ -1,7 +1,7 @@
 // Every column upstream of one column, end to end, each once with its shortest distance (up to
 // 10 FEEDS hops) and its asset. Params: urn (a column urn, `{asset urn}#{column}`).
 // Example: lineagegraph query --name column_upstream -p 'urn=snowflake://acme/DB.S.T#ID'
-// Level by level (DESIGN.md section 3): each of the ten identical steps expands only the
+// Level by level (docs/graph-model.md): each of the ten identical steps expands only the
 // columns first reached by the step before, so wide fan-in never multiplies into paths.
 MATCH (start:Column {urn: $urn})
 WITH [[start]] AS levels, [start] AS known

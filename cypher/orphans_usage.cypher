@@ -1,5 +1,5 @@
 // S3 storage per bucket, dataset, storage class and status ('orphaned', 'consumed', 'excluded')
-// for the orphan and cost reports (DESIGN.md section 5). Consumption is worked out per dataset
+// for the orphan and cost reports (docs/orphans.md). Consumption is worked out per dataset
 // (few) through its ancestors' urns, not per object (many); objects consumed on their own (a Spark
 // read of one file path) come in $touched, from orphans_consumed_objects, and are matched within
 // their dataset only.

@@ -20,13 +20,28 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   fi
 fi
 
-# A real S3 server (Ceph RGW) for the listing tests, when the script for it is present.
-if [ -x tests/services/ceph-rgw.sh ] || [ -f tests/services/ceph-rgw.sh ]; then
-  if bash tests/services/ceph-rgw.sh; then
-    export LINEAGEGRAPH_TEST_RGW="http://127.0.0.1:7480"
-  else
-    echo "warning: Ceph RGW did not start; its tests will skip" >&2
+# A real S3 server (Ceph RGW) for the listing tests: this run's own, in its own directory on
+# free ports, stopped (all its daemons) however the script ends.
+rgw_dir=""
+stop_services() {
+  if [ -n "$rgw_dir" ]; then
+    bash tests/services/ceph-rgw.sh stop "$rgw_dir" >/dev/null 2>&1 || true
+    rm -rf "$rgw_dir"
   fi
+}
+trap stop_services EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+rgw_dir=$(mktemp -d "${TMPDIR:-/tmp}/lineagegraph-test-rgw.XXXXXX")
+if bash tests/services/ceph-rgw.sh start "$rgw_dir"; then
+  LINEAGEGRAPH_TEST_RGW=$(cat "$rgw_dir/endpoint")
+  export LINEAGEGRAPH_TEST_RGW
+else
+  echo "warning: Ceph RGW did not start; its tests will skip" >&2
+  unset LINEAGEGRAPH_TEST_RGW
 fi
 
-exec .venv/bin/python -m pytest "$@"
+# Not exec: the EXIT trap must run after pytest; the script exits with pytest's status.
+status=0
+.venv/bin/python -m pytest "$@" || status=$?
+exit "$status"

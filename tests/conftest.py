@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -67,3 +68,20 @@ def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
         if isinstance(s, FalkorDBStore):
             s.drop()  # keep the shared server's memory and dump small
         s.close()
+
+
+@pytest.fixture(autouse=True)
+def restore_logging() -> Iterator[None]:
+    """Put the process's logging back after each test.
+
+    A command run in-process (CliRunner, `logs.configure`) sets the root logger's level and a
+    handler on the stderr of that moment, which pytest closes after the test. Left in place,
+    every later record goes to a closed stream; py4j logs while the interpreter exits, which
+    printed a "Logging error" traceback after the test summary.
+    """
+    root, own = logging.getLogger(), logging.getLogger("lineagegraph")
+    handlers, root_level, own_level = root.handlers[:], root.level, own.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(root_level)
+    own.setLevel(own_level)

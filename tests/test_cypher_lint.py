@@ -4,7 +4,7 @@ No Neo4j server runs here, so validity is checked with Neo4j's own Cypher front 
 semantic analysis) from npm, driven by tools/cypher-lint/lint.js in a single Node process.
 Install it with `npm ci --prefix tools/cypher-lint` (CI does); without it these tests fail.
 
-Portability (DESIGN.md section 3) is checked with simple patterns on the statement text with
+Portability (docs/graph-model.md) is checked with simple patterns on the statement text with
 comments and string literals blanked out.
 """
 
@@ -387,7 +387,7 @@ def test_statement_is_portable(statement: Statement) -> None:
     ]
     assert not problems, (
         f"statement `{statement.name}` leaves the Neo4j 5 / FalkorDB subset "
-        "(DESIGN.md section 3):\n" + "\n".join(problems)
+        "(docs/graph-model.md):\n" + "\n".join(problems)
     )
 
 

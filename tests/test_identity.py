@@ -612,7 +612,7 @@ def test_query_transformation_hash_tells_targets_from_sources_by_order_only() ->
     forward = snowflake_query_transformation_urn("acct", None, [a], [b])
     backward = snowflake_query_transformation_urn("acct", None, [b], [a])
     assert forward != backward
-    # DESIGN.md's flat list has no boundary between targets and sources, so these two
+    # docs/identity.md's flat list has no boundary between targets and sources, so these two
     # different jobs share one identity. Kept as specified; reported to the lead.
     assert snowflake_query_transformation_urn("acct", None, [a, b], []) == forward
 

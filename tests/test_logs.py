@@ -25,3 +25,11 @@ def test_text_lines_for_people(capsys: pytest.CaptureFixture[str]) -> None:
     logs.configure(debug=True, fmt="text")
     logging.getLogger("lineagegraph.test").debug("details")
     assert "DEBUG lineagegraph.test: details" in capsys.readouterr().err
+
+
+def test_logging_set_up_by_a_test_ends_with_it(capfd: pytest.CaptureFixture[str]) -> None:
+    """After the tests above configured logging on their captured stderr, a library logging at
+    exit (py4j's "Closing down clientserver connection") must not hit a closed stream."""
+    logging.getLogger("py4j.clientserver").info("Closing down clientserver connection")
+    logging.getLogger("lineagegraph.test").warning("still reported")
+    assert "Logging error" not in capfd.readouterr().err

@@ -1,4 +1,4 @@
-"""The one place where asset, column and transformation URNs are built (DESIGN.md section 1).
+"""The one place where asset, column and transformation URNs are built (docs/identity.md).
 
 Lineage from S3 listings, Spark plans, Snowflake's ACCESS_HISTORY and OpenLineage events only
 joins up when every harvester names the same data the same way, so no harvester builds a URN
@@ -39,7 +39,7 @@ class FoldRules:
     """How referenced paths become dataset urns beyond the fixed rules; empty by default.
 
     ``patterns`` fold a dataset where one matches one or more whole consecutive segments joined
-    by ``/`` (DESIGN.md section 1, sharper rules): with ``\\d{4}/\\d{2}/\\d{2}``,
+    by ``/`` (docs/identity.md): with ``\\d{4}/\\d{2}/\\d{2}``,
     ``s3://b/logs/2024/01/31/x`` folds to ``s3://b/logs``.
 
     ``aliases`` map a path prefix to the prefix it really names, applied before folding: a
@@ -230,7 +230,7 @@ def _split_path(path: str) -> _Parts:
 
 def dataset_contains(dataset: str, asset_dataset: str) -> bool:
     """Whether ``asset_dataset`` is ``dataset`` or lies below it at a segment boundary
-    (DESIGN.md section 8: containment compares dataset urns, not raw keys).
+    (docs/identity.md: containment compares dataset urns, not raw keys).
 
     >>> dataset_contains("s3://b/partner", "s3://b/partner/feeds")
     True
@@ -481,9 +481,9 @@ def snowflake_query_transformation_urn(
     """The stable identity of a Snowflake query: ``snowflake://{account}/query/{hash}``.
 
     Without QUERY_PARAMETERIZED_HASH, the hash is the first 16 hex digits of SHA-256 over the
-    JSON list of the sorted target urns followed by the sorted source urns (DESIGN.md section
-    8). Each is a set: an urn repeated in the input counts once, so the identity does not
-    depend on how often a row mentions an object.
+    JSON list of the sorted target urns followed by the sorted source urns (docs/identity.md).
+    Each is a set: an urn repeated in the input counts once, so the identity does not depend on
+    how often a row mentions an object.
 
     >>> snowflake_query_transformation_urn("ACCT", "abc123", [], [])
     'snowflake://acct/query/abc123'

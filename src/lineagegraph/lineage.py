@@ -3,7 +3,7 @@
 Upstream, downstream and impact want the set of reachable assets, not every path: a
 variable-length pattern enumerates paths, which can grow exponentially with fan-out and depth. So
 these expand a frontier of distinct nodes level by level, one bounded hop per statement, and
-return each asset once with its distance (DESIGN.md section 3). Only `paths` enumerates paths,
+return each asset once with its distance (docs/graph-model.md). Only `paths` enumerates paths,
 bounded, shortest first, and only once a level-by-level search has found that one exists.
 
 Filters (systems, kinds) select what is returned, never what is traversed: lineage from an S3

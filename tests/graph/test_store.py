@@ -1,4 +1,4 @@
-"""The behavioural suite every backend passes: the graph contract of DESIGN.md section 2."""
+"""The behavioural suite every backend passes: the graph model of docs/graph-model.md."""
 
 from __future__ import annotations
 

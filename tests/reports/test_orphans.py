@@ -1,7 +1,7 @@
 """The orphan and cost reports on each backend: consumption, windows, exclusions, deletion.
 
 Every graph here is written through GraphWriter with lineagegraph.model values, as the S3
-harvester and the lineage harvesters write it (DESIGN.md sections 2 and 5).
+harvester and the lineage harvesters write it (docs/graph-model.md, docs/orphans.md).
 """
 
 from __future__ import annotations

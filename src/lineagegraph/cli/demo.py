@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
 from pathlib import Path
 
 import click
@@ -51,9 +55,27 @@ def summary(result: DemoResult, workdir: Path) -> str:
         "",
         result.orphans.render("table"),
         f"\nDone in {result.seconds:.0f} s. The graph stays in {graph}; try:",
-        f"  lineagegraph --data-dir {graph} status",
-        f"  lineagegraph --data-dir {graph} upstream '{result.dashboard}'",
-        f"  lineagegraph --data-dir {graph} columns '{result.mart_revenue}'",
-        f"  lineagegraph --data-dir {graph} orphans --format markdown",
     ]
-    return "\n".join(lines)
+    command = f"{invoked_as()} --data-dir {shlex.quote(str(graph))}"
+    hints = [
+        "status",
+        f"upstream {shlex.quote(result.dashboard)}",
+        f"columns {shlex.quote(result.mart_revenue)}",
+        "orphans --format markdown",
+    ]
+    return "\n".join(lines + [f"  {command} {hint}" for hint in hints])
+
+
+def invoked_as(argv0: str | None = None) -> str:
+    """How to run lineagegraph again from the same shell, for hints that work as printed.
+
+    A bare `lineagegraph` only when PATH finds this very program (an activated virtualenv);
+    else the path it was started by (`.venv/bin/lineagegraph`), or `python -m` for a module run.
+    """
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    if Path(argv0).name != "lineagegraph":
+        return f"{shlex.quote(sys.executable)} -m lineagegraph.cli"
+    on_path = shutil.which("lineagegraph")
+    if on_path and os.path.exists(argv0) and os.path.samefile(on_path, argv0):
+        return "lineagegraph"
+    return shlex.quote(argv0)

@@ -60,8 +60,9 @@ def spark_command(app: App, spool: Path | None) -> None:
 def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:
     """Ingest OpenLineage RunEvents from a file or a directory of files.
 
-    Reads JSON lines (openlineage-python's file transport with append, the listener's
-    --emit openlineage output) and one-event-per-file JSON (the file transport's default).
+    Reads JSON lines (openlineage-python's file transport with append, the Spark listener's
+    output with emit=openlineage, see docs/spark.md) and one-event-per-file JSON (the file
+    transport's default).
     COMPLETE events become lineage, with the columnLineage and symlinks facets; malformed
     events are skipped and reported by file and line.
 

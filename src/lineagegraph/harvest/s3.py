@@ -9,7 +9,8 @@ Why this shape:
 * A scope (bucket + key prefix) soft-deletes the objects it no longer sees only when its scan
   completed; a scope that failed, was interrupted or was denied deletes nothing, and a complete
   scan that would lose more than ``s3.max_delete_share`` of its scope stops: a
-  rewrite (a dataset whose old objects were replaced by new ones) is not a loss.
+  rewrite (a dataset whose old objects were replaced by new ones) is not a loss
+  (docs/deletion.md).
 * Dataset rollups (objects, bytes, per storage class) are recomputed from the graph's present
   files afterwards, so they also count files outside the scanned prefix.
 

@@ -1,1 +1,1 @@
-"""Reports over the graph: orphaned S3 objects and what S3 storage costs (DESIGN.md section 5)."""
+"""Reports over the graph: orphaned S3 objects and what S3 storage costs (docs/orphans.md)."""

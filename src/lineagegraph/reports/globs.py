@@ -1,4 +1,4 @@
-"""Exclusion globs over S3 keys (DESIGN.md sections 5 and 8), turned into matcher parameters.
+"""Exclusion globs over S3 keys (docs/orphans.md), turned into matcher parameters.
 
 `*` matches within one path segment, `**` as a whole segment matches any number of them:
 a leading `**/` zero or more, a `/**/` between segments zero or more, and a trailing `/**`

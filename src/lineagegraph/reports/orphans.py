@@ -1,4 +1,4 @@
-"""The orphaned-S3 report and the S3 cost report (DESIGN.md section 5).
+"""The orphaned-S3 report and the S3 cost report (docs/orphans.md).
 
 Two graph statements (cypher/orphans_consumed_objects.cypher, then cypher/orphans_usage.cypher)
 sum the objects per bucket, dataset, storage class and status; this module prices those sums

@@ -1,4 +1,4 @@
-"""Monthly S3 storage cost from a TOML price table (DESIGN.md section 5).
+"""Monthly S3 storage cost from a TOML price table (docs/orphans.md).
 
 The graph aggregates objects per storage class (objects, bytes, bytes billed with the class's
 minimum object size, objects large enough for Intelligent-Tiering's monitoring fee); this module

@@ -235,7 +235,7 @@ def _input_refs(relation: Relation | None, naming: Naming, problems: list[str]) 
 
 
 def dataset_ref(relation: Relation, naming: Naming) -> DatasetRef | None:
-    """The urn of what a relation names (DESIGN.md section 1), or None when it names nothing
+    """The urn of what a relation names (docs/identity.md), or None when it names nothing
     lineage can use (a JDBC or Snowflake *query* instead of a table, an unknown source)."""
     if relation.kind == "files":  # a write target: one path
         return DatasetRef(identity.dataset_urn(relation.paths[0], naming.rules), "Dataset")

@@ -1,4 +1,4 @@
-"""One ACCESS_HISTORY row (with its QUERY_HISTORY facts) to model values.
+"""One ACCESS_HISTORY row (with its QUERY_HISTORY facts) to model values (docs/lineage.md).
 
 - Every object in `objects_modified` FLOWS_TO from every object in `direct_objects_accessed`
   (direct, not base, so a view stays on the path); the writer drops self edges.
@@ -165,7 +165,7 @@ class RowConverter:
     """Turns parsed rows into model values; shared state is the run's stage cache and counts.
 
     `views_with_dependencies` are the view urns OBJECT_DEPENDENCIES lists: only the others
-    learn their upstreams from base objects. `known_columns` gives the columns the graph
+    learn their upstreams from base objects (docs/lineage.md). `known_columns` gives the columns the graph
     already holds for a dataset, for COPYs that match file columns by name.
     """
 

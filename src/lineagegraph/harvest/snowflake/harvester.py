@@ -339,7 +339,7 @@ def _check_edition(session: _Session, start: int, now: int) -> None:
 class _Listing:
     """What Snowflake lists as of now: external tables' locations and object dependencies.
 
-    Their edges carry the harvest time. Tables named only by
+    Their edges carry the harvest time (docs/lineage.md, views). Tables named only by
     OBJECT_DEPENDENCIES are created if missing but not marked seen: a dependency outlives a
     drop, so it must not undelete anything.
     """

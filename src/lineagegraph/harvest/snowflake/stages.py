@@ -5,7 +5,7 @@ ACCESS_HISTORY names a stage but not its URL nor the path a COPY used. The URL c
 query text. `COPY INTO t FROM @raw.land.feeds/partner/ PATTERN='.*csv'` with the stage at
 `s3://drop/in/` yields the dataset `s3://drop/in/partner`: PATTERN and FILES do not change it.
 A stage that cannot be resolved becomes a placeholder dataset and the run warns, so no lineage
-is dropped.
+is dropped (docs/lineage.md, bridges).
 """
 
 from __future__ import annotations

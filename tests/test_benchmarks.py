@@ -1,0 +1,64 @@
+"""Every benchmark still runs: each script with `--small` (tiny sizes, seconds) in a subprocess.
+
+Nothing else runs the benchmarks, so without this they rot (an import that moved, a fixture
+renamed). A run passes when it exits 0 and prints its figures; the figures themselves mean
+nothing at these sizes and are not judged here (performance is never asserted in tests).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
+
+# Per script, lines its figures must show: a throughput or latency, and a ratio to its baseline.
+FIGURES = {
+    "bench_ingest": [r"= +[\d,]+ nodes/s", r"ratio: +batched/baseline nodes x[\d.]+"],
+    "bench_openlineage": [r"[\d,]+ events/s", r"ratio: harvest [\d.]+x the baseline"],
+    "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
+    "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
+    "bench_snowflake": [r"[\d,]+ rows/s, [\d,]+ pairs/s", r"vs unreduced baseline: [\d.]+x"],
+    "bench_spark": [r"action: median +[\d.]+ ms without", r"\(ratio [\d.]+\)"],
+    "bench_traversal": [r"all traversals: median [\d.]+ ms", r"naive/ours median [\d.]+x"],
+}
+
+
+def missing_service(name: str) -> str | None:
+    """Why a benchmark cannot run on this machine, or None."""
+    if name == "bench_spark" and (
+        shutil.which("java") is None or importlib.util.find_spec("pyspark") is None
+    ):
+        return "Spark needs Java 17 and pyspark"
+    no_moto = importlib.util.find_spec("moto") is None
+    if name == "bench_s3_harvest" and no_moto and not os.environ.get("LINEAGEGRAPH_TEST_RGW"):
+        return "needs moto or LINEAGEGRAPH_TEST_RGW"
+    return None
+
+
+def test_every_benchmark_has_its_figures_listed() -> None:
+    assert sorted(FIGURES) == [script.stem for script in SCRIPTS]
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_small_run_completes_and_prints_its_figures(script: Path) -> None:
+    reason = missing_service(script.stem)
+    if reason:
+        pytest.skip(reason)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    result = subprocess.run(
+        [sys.executable, str(script), "--small"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    missing = [f for f in FIGURES[script.stem] if not re.search(f, result.stdout)]
+    assert not missing, f"figures not printed: {missing}\n{result.stdout[-3000:]}"
