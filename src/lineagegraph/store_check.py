@@ -9,11 +9,11 @@ and raise `EmptyGraph` when an answer comes back empty because the graph holds n
 from __future__ import annotations
 
 from lineagegraph.errors import StoreError
-from lineagegraph.graph.embedded import DB_FILE, STATE_FILE
+from lineagegraph.graph.embedded import AOF_DIR, DB_FILE, SOCKET_FILE
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.settings import Settings
 
-STORE_FILES = (DB_FILE, "appendonlydir", STATE_FILE)
+STORE_FILES = (DB_FILE, AOF_DIR, SOCKET_FILE)
 """Any of these in the data directory: a store was written there (a saved snapshot, an
 append-only log, or a server running on it right now)."""
 HARVEST_HINT = "run `lineagegraph harvest all` (or harvest s3, snowflake, spark, openlineage)"

@@ -165,8 +165,8 @@ class RowConverter:
     """Turns parsed rows into model values; shared state is the run's stage cache and counts.
 
     `views_with_dependencies` are the view urns OBJECT_DEPENDENCIES lists: only the others
-    learn their upstreams from base objects (docs/lineage.md). `known_columns` gives the columns the graph
-    already holds for a dataset, for COPYs that match file columns by name.
+    learn their upstreams from base objects (docs/lineage.md). `known_columns` gives the columns
+    the graph already holds for a dataset, for COPYs that match file columns by name.
     """
 
     account: str
