@@ -35,9 +35,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from small import parse_args
+from small import parse_args, server_pid
 
-from lineagegraph.graph.embedded import STATE_FILE
 from lineagegraph.graph.store import GraphStore, Result, open_store
 from lineagegraph.harvest.openlineage import (
     EventMapper,
@@ -99,7 +98,7 @@ class Meter:
     def __init__(self, store: GraphStore, data_dir: Path) -> None:
         self.statements = 0
         self.rows = 0
-        self._server = Path(f"/proc/{json.loads((data_dir / STATE_FILE).read_text())['pid']}/stat")
+        self._server = Path(f"/proc/{server_pid(data_dir)}/stat")
         execute = store.execute
 
         def counting(text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:

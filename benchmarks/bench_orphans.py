@@ -17,7 +17,6 @@ orphans the generator knows it made. Prints figures, ratios and peak memory.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import shutil
@@ -34,9 +33,8 @@ from typing import Any, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_ingest import server_peak_rss_mb
-from small import parse_args
+from small import parse_args, server_pid
 
-from lineagegraph.graph.embedded import STATE_FILE
 from lineagegraph.graph.store import GraphStore, chunks, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key, s3_file_urn
@@ -197,7 +195,7 @@ def build(store: GraphStore, lake: Lake) -> int:
 
 def server_cpu_s(data_dir: Path) -> float:
     """CPU seconds the FalkorDB server has used: steadier than wall time on a shared machine."""
-    pid = json.loads((data_dir / STATE_FILE).read_text())["pid"]
+    pid = server_pid(data_dir)
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 

@@ -8,6 +8,8 @@ Its numbers say nothing about performance.
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
 
 
@@ -22,3 +24,18 @@ def parse_args(parser: argparse.ArgumentParser, **small: Any) -> argparse.Namesp
         parser.set_defaults(**small)
         args = parser.parse_args()
     return args
+
+
+def server_pid(data_dir: Path) -> int:
+    """The pid of the embedded redis-server serving `data_dir` (it runs with it as its cwd)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if (
+                proc.name.isdigit()
+                and Path(os.readlink(proc / "cwd")) == data_dir.resolve()
+                and b"redis-server" in (proc / "cmdline").read_bytes()
+            ):
+                return int(proc.name)
+        except OSError:
+            continue
+    raise LookupError(f"no embedded server runs in {data_dir}")

@@ -22,7 +22,7 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
 # Per script, lines its figures must show: a throughput or latency, and a ratio to its baseline.
 FIGURES = {
-    "bench_ingest": [r"= +[\d,]+ nodes/s", r"ratio: +batched/baseline nodes x[\d.]+"],
+    "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
     "bench_openlineage": [r"[\d,]+ events/s", r"ratio: harvest [\d.]+x the baseline"],
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],

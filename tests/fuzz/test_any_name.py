@@ -185,7 +185,7 @@ def test_s3_keys_of_any_characters_are_stored_exactly(
     start = Reached(f"s3://{bucket}", bucket, "s3", "Dataset", 0)
     reached = [Reached(urn, name, "s3", "File", 1, (), (start.urn,)) for urn, _, name in found]
     check_views(render.traversal_view(start, reached, "downstream"), [u for u, _, _ in found])
-    render.reached_table(reached)
+    render.reached_table(reached, "downstream")
     assert json.loads(render.to_json(reached)) == json.loads(json.dumps(
         [dataclasses.asdict(r) for r in reached]))  # fmt: skip
     orphans(store, bucket)
