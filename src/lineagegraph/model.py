@@ -76,4 +76,25 @@ class PartOf:
     dataset: str
 
 
+CheckStatus = Literal["pass", "warn", "fail", "error", "skipped"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """The result of one data-quality check on an asset (or on one of its columns) at `at`.
+
+    `urn` is the check's stable identity (a dbt test's unique_id, or an OpenLineage assertion's
+    dataset + column + assertion name); `target` is the urn of the `:Asset` or `:Column` it tests.
+    """
+
+    urn: str
+    system: str
+    name: str
+    target: str
+    status: CheckStatus
+    at: int
+    run_id: str
+    failures: int | None = None
+
+
 Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf
