@@ -323,6 +323,16 @@ class SparkSettings(Section):
     )
 
 
+class OpenLineageSettings(Section):
+    """`harvest openlineage` and `harvest all`: where OpenLineage events are collected."""
+
+    paths: list[Path] = Field(
+        default_factory=list,
+        description="Files or directories of OpenLineage RunEvents (JSON lines or one event per "
+        "file) that `lineagegraph harvest all` reads; each resumes where its last harvest ended.",
+    )
+
+
 class ReportSettings(Section):
     """The orphan and cost reports (`lineagegraph orphans`, `lineagegraph cost-report`)."""
 
@@ -358,6 +368,7 @@ class Settings(BaseSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     s3: S3Settings = Field(default_factory=S3Settings)
     snowflake: SnowflakeSettings = Field(default_factory=SnowflakeSettings)
+    openlineage: OpenLineageSettings = Field(default_factory=OpenLineageSettings)
     reports: ReportSettings = Field(default_factory=ReportSettings)
 
     @classmethod

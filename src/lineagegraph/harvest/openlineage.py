@@ -24,6 +24,7 @@ from lineagegraph import identity, jsonlines
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
 from lineagegraph.model import (
@@ -37,6 +38,7 @@ from lineagegraph.model import (
     Transformation,
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
+from lineagegraph.settings import Settings
 from lineagegraph.spark.lineage import ColumnLink, column_items
 
 log = logging.getLogger(__name__)
@@ -643,3 +645,46 @@ def _event_pieces(located: Located, mapper: EventMapper, report: OpenLineageRepo
         return []
     report.complete += 1
     return pieces
+
+
+def summary(path: Path, run: HarvestRun, report: OpenLineageReport) -> str:
+    """The line a person reads about a harvest of `path`."""
+    return (
+        f"{path}: {report.files} files, {report.events} events ({report.complete} complete, "
+        f"{report.failed_runs} failed runs, {report.skipped_not_complete} other), "
+        f"{len(report.problems)} problems; run {run.id}: {run.status}"
+    )
+
+
+@dataclass
+class OpenLineageHarvester:
+    """`harvest openlineage`: the event files and directories of [openlineage] paths (or
+    `paths`), each only for what changed since its last harvest unless `full`."""
+
+    paths: tuple[Path, ...] = ()
+    full: bool = False
+    name = "openlineage"
+    section = "openlineage"
+    needs = "[openlineage] paths (files or directories of OpenLineage events)"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        return None if self.paths or settings.openlineage.paths else "no [openlineage] paths"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: Progress
+    ) -> list[HarvestReport]:
+        rules = settings.identity.rules()
+        reports = []
+        for path in self.paths or settings.openlineage.paths:
+            if not path.exists():
+                raise HarvestError(f"OpenLineage path {str(path)!r} does not exist")
+
+            def on_file(report: OpenLineageReport, path: Path = path) -> None:
+                progress(Tick(str(path), report.files, "files", detail=f"{report.events:,} events"))
+
+            run, report = harvest_openlineage(store, path, rules, full=self.full, on_file=on_file)
+            reports.append(HarvestReport(
+                run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
+                report.problems, [], summary(path, run, report),
+            ))  # fmt: skip
+        return reports

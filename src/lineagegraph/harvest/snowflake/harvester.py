@@ -12,9 +12,11 @@ resumes where the last good one ended. Replays are idempotent.
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import snowflake.connector
@@ -24,6 +26,8 @@ from snowflake.connector.cursor import DictCursor, SnowflakeCursor
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.base import HarvestReport, Tick
+from lineagegraph.harvest.base import Progress as TickProgress
 from lineagegraph.harvest.snowflake import queries
 from lineagegraph.harvest.snowflake.access_history import (
     SYSTEM,
@@ -486,3 +490,65 @@ def _parts(values: tuple[Any, ...]) -> tuple[str, str, str] | None:
     if not all(isinstance(v, str) and v for v in values):
         return None
     return values[0], values[1], values[2]
+
+
+# --- the source, as `harvest snowflake` and `harvest all` run it ---------------------------
+
+
+def when(ms: int | None) -> str:
+    if ms is None:
+        return "none"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def summary(report: SnowflakeReport) -> str:
+    """The line a person reads about a harvest."""
+    c = report.counts
+    return (
+        f"{report.scope}: {c['rows']:,} ACCESS_HISTORY rows since {when(report.window_start)}: "
+        f"{c['queries_writing']:,} writing and {c['queries_reading']:,} reading queries, "
+        f"{c['table_pairs']:,} table and {c['column_pairs']:,} column lineage pairs, "
+        f"{c['drops']:,} drops, {c['rows_malformed']:,} malformed rows skipped; "
+        f"watermark {when(report.watermark)}; run {report.run_id}: success"
+    )
+
+
+def warnings(report: SnowflakeReport) -> list[str]:
+    """Malformed rows (the first MALFORMED_LISTED by query id), then the other warnings."""
+    found = [f"skipped malformed row of query {q}: {reason}" for q, reason in report.malformed]
+    hidden = report.counts["rows_malformed"] - len(report.malformed)
+    if hidden > 0:
+        found.append(f"{hidden:,} more malformed rows skipped")
+    return found + report.warnings
+
+
+class SnowflakeHarvester:
+    """`harvest snowflake`: ACCESS_HISTORY since the last watermark, with the [snowflake]
+    connection settings."""
+
+    name = "snowflake"
+    section = "snowflake"
+    needs = "[snowflake] account"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        return None if settings.snowflake.account else "no [snowflake] account"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: TickProgress
+    ) -> list[HarvestReport]:
+        urn_account(settings)  # a missing account is a settings error before any connection
+        started = time.monotonic()
+
+        def rows(count: int) -> None:
+            rate = count / max(time.monotonic() - started, 1e-9)
+            progress(Tick("snowflake", count, "ACCESS_HISTORY rows", rate))
+
+        connection = connect(settings.snowflake)
+        try:
+            report = harvest(store, settings, connection, progress=rows)
+        finally:
+            connection.close()
+        return [HarvestReport(
+            report.run_id, SYSTEM, report.scope, "success", report.counts, report.watermark,
+            warnings(report), [], summary(report),
+        )]  # fmt: skip
