@@ -5,10 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Collection, Sequence
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 from typing import Any
+
+from lineagegraph.errors import LineageGraphError
 
 FORMATS = ("table", "json", "csv", "markdown")
 REPORT_WIDTH = 100
@@ -177,3 +181,15 @@ def _pieces(text: str) -> list[str]:
 def _numeric(values: Sequence[Any]) -> bool:
     present = [v for v in values if v is not None]
     return bool(present) and all(isinstance(v, int | float | Decimal) for v in present)
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write the whole file at once (a temporary file renamed into place), so a failure never
+    leaves half a file behind; LineageGraphError naming the file if it cannot be written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise LineageGraphError(f"cannot write {path}: {exc.strerror or exc}") from None
