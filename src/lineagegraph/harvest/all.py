@@ -45,14 +45,17 @@ class SourceResult:
     def ok(self) -> bool:
         return self.status in ("ok", "skipped")
 
+    @property
+    def watermark(self) -> str:
+        """The newest watermark its runs recorded, as UTC ISO time; "-" if none."""
+        marks = [r.watermark for r in self.reports if r.watermark is not None]
+        return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(max(marks) / 1000)) if marks else "-"
+
     def line(self) -> str:
         """One line for people (and, with --log-format json, one structured log record)."""
         if self.status == "skipped":
             return f"{self.name}: skipped ({self.error})"
-        marks = [r.watermark for r in self.reports if r.watermark is not None]
-        watermark = (
-            time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(max(marks) / 1000)) if marks else "-"
-        )
+        watermark = self.watermark
         nodes, edges = sum(r.nodes for r in self.reports), sum(r.edges for r in self.reports)
         line = (f"{self.name}: {self.status} in {self.seconds:.1f} s, {len(self.reports)} run(s), "
                 f"{nodes:,} nodes and {edges:,} edges written, watermark {watermark}")  # fmt: skip
@@ -134,5 +137,6 @@ def _log(result: SourceResult) -> None:
     log.info(result.line(), extra={
         "source": result.name, "status": result.status, "seconds": round(result.seconds, 3),
         "runs": len(result.reports), "nodes": sum(r.nodes for r in result.reports),
-        "edges": sum(r.edges for r in result.reports), "error": result.error,
+        "edges": sum(r.edges for r in result.reports), "watermark": result.watermark,
+        "error": result.error,
     })  # fmt: skip
