@@ -2,11 +2,11 @@
 
 One run: resume from the last successful watermark (QUERY_START_TIME) minus the overlap, or look
 back `lookback_days` the first time; stream ACCESS_HISTORY with `fetchmany`, `fetch_size` rows at
-a time, converting each row and folding it into a RunReducer (reducer.py: nodes are written as
-they are first seen, repeated sightings collapse); then write the rest, list external tables
-and OBJECT_DEPENDENCIES (harvest-time facts), and store the newest QUERY_START_TIME seen as the
-watermark. `harvest_run` saves the watermark only after everything is written, so a failed run
-resumes where the last good one ended. Replays are idempotent.
+a time, converting each row and folding it into a RunReducer (harvest/reducer.py: nodes are
+written as they are first seen, repeated sightings collapse); then write the rest, list
+external tables and OBJECT_DEPENDENCIES (harvest-time facts), and store the newest
+QUERY_START_TIME seen as the watermark. `harvest_run` saves the watermark only after everything
+is written, so a failed run resumes where the last good one ended. Replays are idempotent.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Tick
 from lineagegraph.harvest.base import Progress as TickProgress
+from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.harvest.snowflake import queries
 from lineagegraph.harvest.snowflake.access_history import (
     SYSTEM,
@@ -36,7 +37,6 @@ from lineagegraph.harvest.snowflake.access_history import (
     MalformedRow,
     RowConverter,
 )
-from lineagegraph.harvest.snowflake.reducer import RunReducer
 from lineagegraph.harvest.snowflake.stages import (
     StageResolver,
     describe_unresolved,
@@ -246,7 +246,7 @@ def harvest(
         views = listing.dependent_views()
         converter = RowConverter(account, resolver, rules, views, run.counts, known_columns(store))
         windows = _access_history_windows(session, cfg, start)
-        newest = write_windows(windows, converter, store, writer, report, progress)
+        newest = write_windows(windows, converter, writer, report, progress)
         if run.counts["rows"] == 0:
             _check_edition(session, start, now)
         # Listings last: what queries saw first keeps its event times (first_seen never drops).
@@ -280,14 +280,13 @@ def _access_history_windows(
 def write_windows(
     windows: Iterable[Sequence[Any]],
     converter: RowConverter,
-    store: GraphStore,
     writer: GraphWriter,
     report: SnowflakeReport,
     progress: Progress | None = None,
 ) -> int | None:
     """Convert each window of ACCESS_HISTORY rows into the RunReducer, writing what it releases
-    before the next window is read, then the rest (reducer.py); returns the newest query start
-    time seen (malformed rows included: they were read)."""
+    before the next window is read, then the rest (harvest/reducer.py); returns the newest
+    query start time seen (malformed rows included: they were read)."""
     counts = converter.counts
     reducer = RunReducer()
     newest: int | None = None
@@ -303,11 +302,11 @@ def write_windows(
                     report.malformed.append((exc.query_id, exc.reason))
                 log.warning("skipped malformed ACCESS_HISTORY row: %s", exc)
                 continue
-            reducer.add_row(outputs, int(row[1]), str(row[0]), row[2])
-        reducer.write_window(store, writer, counts)
+            reducer.add(outputs, int(row[1]), str(row[0]), row[2])
+        reducer.write_window(writer)
         if progress is not None:
             progress(counts["rows"])
-    reducer.write_run(store, writer, counts)
+    reducer.write_run(writer)
     return newest
 
 
