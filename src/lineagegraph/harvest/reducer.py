@@ -103,6 +103,7 @@ class RunReducer:
 
     def _reset(self) -> None:
         self._nodes: dict[str, _Node] = {}
+        self._unwritten: list[_Node] = []  # nodes whose earliest sighting is not written yet
         self._jobs: dict[str, tuple[Transformation, _Runs]] = {}
         self._job_edges: dict[tuple[str, str, str], list[int]] = {}  # -> [earliest, latest]
         self._flows: dict[tuple[str, str], _Runs] = {}
@@ -136,9 +137,12 @@ class RunReducer:
         node = self._nodes.get(value.urn)
         props = value.props if type(value) is Asset else None
         if node is None:
-            self._nodes[value.urn] = _Node(value, at, at, dict(props or {}), self._row)
+            node = self._nodes[value.urn] = _Node(value, at, at, dict(props or {}), self._row)
+            self._unwritten.append(node)
             return
         if at < node.first:
+            if node.first == node.written:  # written already, and now seen earlier
+                self._unwritten.append(node)
             node.first = at
         elif at >= node.last:
             node.last, node.row = at, self._row
@@ -209,10 +213,10 @@ class RunReducer:
             self._write_runs(writer)
 
     def _write_earliest(self, writer: GraphWriter) -> None:
-        for node in self._nodes.values():
-            if node.written is None or node.first < node.written:
-                writer.add(_sighting(node, node.first))
-                node.written = node.first
+        for node in self._unwritten:
+            writer.add(_sighting(node, node.first))
+            node.written = node.first
+        self._unwritten = []
         writer.flush()
 
     def _write_runs(self, writer: GraphWriter) -> None:
