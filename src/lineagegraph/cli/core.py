@@ -13,7 +13,7 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import QueryError
 from lineagegraph.graph.statements import statement, statement_names
-from lineagegraph.output import FORMATS, render
+from lineagegraph.output import FORMATS, render, write_file
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
 
@@ -136,7 +136,7 @@ def query(
         result = store.execute(text, parse_params(params), write=write)
     rendered = render(result.columns, result.rows, fmt)
     if output:
-        output.write_text(rendered + "\n", encoding="utf-8")
+        write_file(output, rendered + "\n")
         click.echo(f"wrote {len(result.rows)} rows to {output}", err=True)
     else:
         click.echo(rendered)
