@@ -51,7 +51,7 @@ from botocore.exceptions import (
 
 from lineagegraph.errors import ConfigError, HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, chunks
-from lineagegraph.harvest.base import HarvestReport, Progress, Tick, no_progress
+from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.identity import (
     FoldRules,
     IdentityError,
@@ -778,10 +778,10 @@ class S3Harvester:
     needs = "[s3] buckets"
 
     def not_configured(self, settings: Settings) -> str | None:
-        return None if settings.s3.buckets else "no [s3] buckets"
+        return None if self.bucket or settings.s3.buckets else "no [s3] buckets"
 
     def run(
-        self, store: GraphStore, settings: Settings, *, progress: Progress = no_progress
+        self, store: GraphStore, settings: Settings, *, progress: Progress
     ) -> list[HarvestReport]:
         buckets = [self.bucket] if self.bucket else settings.s3.buckets
         if not buckets:
