@@ -169,6 +169,9 @@ class HarvestGroup(LineageGroup):
 def harvest() -> None:
     """Harvest one source into the graph (for cron and Airflow: exits non-zero on failure).
 
+    `harvest list` shows every source (plug-in packages' too) and whether settings ask for
+    it; `harvest all` runs those that are configured.
+
     One harvest at a time per store: a second one exits 5 at once, naming the holder, and
     changes nothing. SIGTERM, SIGINT and SIGHUP stop a harvest cleanly: the run is recorded as
     interrupted, what was written stays, and the exit code is 128 + the signal number.
