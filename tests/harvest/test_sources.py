@@ -78,13 +78,13 @@ def test_an_installed_plugin_is_a_source(plugin_site: Path, tmp_path: Path) -> N
     listed = lineagegraph_cli(plugin_site, store, "harvest", "list")
     assert listed.returncode == 0, listed.stderr
     row = next(line for line in listed.stdout.splitlines() if line.startswith("csv "))
-    assert "no (LINEAGE_CSV is not set)" in row and "$LINEAGE_CSV" in row
+    assert "no (no [sources.csv] file)" in row and "[sources.csv] file (a CSV" in row
     assert not store.exists()  # listing touches no store
 
     pairs = tmp_path / "copies.csv"
     pairs.write_text("s3://lake/raw/orders,s3://lake/curated/orders\n"
                      "s3://lake/curated/orders,s3://lake/marts/daily\n")  # fmt: skip
-    env = {"LINEAGE_CSV": str(pairs)}
+    env = {"LINEAGEGRAPH_SOURCES__CSV__FILE": str(pairs)}
     listed = lineagegraph_cli(plugin_site, store, "harvest", "list", **env)
     assert re.search(r"^csv +yes ", listed.stdout, re.MULTILINE), listed.stdout
 
@@ -101,7 +101,7 @@ def test_an_installed_plugin_is_a_source(plugin_site: Path, tmp_path: Path) -> N
     assert every.returncode == 0, every.stderr
     assert re.search(r"^csv: ok in [\d.]+ s, 1 run\(s\), 4 nodes and 2 edges written, watermark ",
                      every.stdout, re.MULTILINE), every.stdout  # fmt: skip
-    assert "Needs $LINEAGE_CSV" in lineagegraph_cli(plugin_site, store, "harvest", "csv",
+    assert "Needs [sources.csv] file" in lineagegraph_cli(plugin_site, store, "harvest", "csv",
                                                      "--help").stdout  # fmt: skip
 
 
