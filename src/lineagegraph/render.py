@@ -313,7 +313,9 @@ def paths_text(found: Sequence[LineagePath]) -> str:
 
 def impact_text(result: Impact) -> str:
     """Counts and assets per (system, kind), then the affected transformations."""
-    out = [f"impact of {result.start.urn}: {len(result.assets)} downstream asset(s), "
+    quality = result.start.quality
+    known = f" (quality {quality})" if quality not in (None, "unknown") else ""
+    out = [f"impact of {result.start.urn}{known}: {len(result.assets)} downstream asset(s), "
            f"{len(result.transformations)} transformation(s) reading them"]  # fmt: skip
     for (system, kind), items in result.groups.items():
         out.append(f"\n{system or '?'} {kind} ({len(items)})")

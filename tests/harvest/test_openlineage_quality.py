@@ -9,6 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.quality import asset_quality
@@ -17,25 +20,40 @@ ORDERS = "snowflake://acme/RAW.PUBLIC.ORDERS"
 SALES = "snowflake://acme/MARTS.PUBLIC.SALES"
 
 
-def emit_validations(path: Path, runs: list[tuple[int, dict[str, bool]]]) -> None:
-    """One validation job run per (day, {assertion: success}) through the real client: the
-    assertions on RAW.PUBLIC.ORDERS (ID not_null and unique, a row count on the table, and a
-    warn-only freshness check), in the input facet where the spec puts them."""
+def client(path: Path) -> Any:
+    """openlineage-python's real client, writing JSON lines with its file transport."""
     from openlineage.client import OpenLineageClient
-    from openlineage.client.event_v2 import (
-        InputDataset,
-        Job,
-        OutputDataset,
-        Run,
-        RunEvent,
-        RunState,
-    )
-    from openlineage.client.facet_v2 import data_quality_assertions_dataset as dq
     from openlineage.client.transport.file import FileConfig, FileTransport
 
-    client = OpenLineageClient(
+    return OpenLineageClient(
         transport=FileTransport(FileConfig(log_file_path=str(path), append=True))
     )
+
+
+def emit_run(path: Path, job: str, day: int, inputs: list[Any], outputs: list[Any]) -> None:
+    """A START and a COMPLETE event of one run of `job` on 2024-03-`day`."""
+    from openlineage.client.event_v2 import Job, Run, RunEvent, RunState
+
+    emitter = client(path)
+    for state in (RunState.START, RunState.COMPLETE):
+        emitter.emit(RunEvent(
+            eventType=state,
+            eventTime=datetime(2024, 3, day, 6, 0, tzinfo=UTC).isoformat(),
+            run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{day}"),
+            job=Job(namespace="etl", name=job),
+            producer="https://github.com/lineagegraph/tests",
+            inputs=inputs,
+            outputs=outputs,
+        ))  # fmt: skip
+
+
+def emit_validations(path: Path, runs: list[tuple[int, dict[str, bool]]]) -> None:
+    """One validation job run per (day, {assertion: success}): the assertions on
+    RAW.PUBLIC.ORDERS (ID not_null and unique, a row count on the table, and a warn-only
+    freshness check), in the input facet where the spec puts them."""
+    from openlineage.client.event_v2 import InputDataset
+    from openlineage.client.facet_v2 import data_quality_assertions_dataset as dq
+
     for day, success in runs:
         facet = dq.DataQualityAssertionsDatasetFacet(assertions=[
             dq.Assertion("not_null", success["not_null"], column="ID"),
@@ -44,18 +62,21 @@ def emit_validations(path: Path, runs: list[tuple[int, dict[str, bool]]]) -> Non
             dq.Assertion("row_count", success["row_count"]),
             dq.Assertion("freshness", success["freshness"], severity="warn"),
         ])  # fmt: skip
-        run_id = f"0191d9a4-0000-7000-8000-00000000000{day}"
-        for state in (RunState.START, RunState.COMPLETE):
-            client.emit(RunEvent(
-                eventType=state,
-                eventTime=datetime(2024, 3, day, 6, 0, tzinfo=UTC).isoformat(),
-                run=Run(runId=run_id),
-                job=Job(namespace="great_expectations", name="orders_suite"),
-                producer="https://github.com/lineagegraph/tests",
-                inputs=[InputDataset("snowflake://acme", "RAW.PUBLIC.ORDERS",
-                                     inputFacets={"dataQualityAssertions": facet})],
-                outputs=[OutputDataset("snowflake://acme", "MARTS.PUBLIC.SALES")],
-            ))  # fmt: skip
+        dataset = InputDataset(
+            "snowflake://acme", "RAW.PUBLIC.ORDERS", inputFacets={"dataQualityAssertions": facet}
+        )
+        emit_run(path, "orders_suite", day, [dataset], [])
+
+
+def emit_pipeline(path: Path) -> None:
+    """RAW.PUBLIC.ORDERS -> STG.PUBLIC.ORDERS -> MARTS.PUBLIC.SALES, and an unrelated table."""
+    from openlineage.client.event_v2 import InputDataset, OutputDataset
+
+    for job, src, dst in (("stage_orders", "RAW.PUBLIC.ORDERS", "STG.PUBLIC.ORDERS"),
+                          ("sales", "STG.PUBLIC.ORDERS", "MARTS.PUBLIC.SALES"),
+                          ("other", "RAW.PUBLIC.OTHER", "MARTS.PUBLIC.OTHER")):  # fmt: skip
+        emit_run(path, job, 1, [InputDataset("snowflake://acme", src)],
+                 [OutputDataset("snowflake://acme", dst)])  # fmt: skip
 
 
 def checks(store: GraphStore) -> dict[str, tuple[str, str, str, int]]:
@@ -83,7 +104,7 @@ def test_assertions_become_checks_on_the_dataset_and_its_columns(
         f"{ORDERS}::freshness": ("freshness", "warn", ORDERS, "2"),
     }
     assert run.counts["merge_checks"] == 4  # the window kept each check's latest result
-    assert asset_quality(store, [ORDERS, SALES]) == {ORDERS: "fail", SALES: "unknown"}
+    assert asset_quality(store, [ORDERS]) == {ORDERS: "fail"}
 
 
 def test_an_older_validation_read_later_changes_nothing(store: GraphStore, tmp_path: Path) -> None:
@@ -119,3 +140,102 @@ def test_a_broken_facet_is_reported_and_the_event_kept(store: GraphStore, tmp_pa
     assert checks(store) == {f"{ORDERS}#ID::not_null": ("not_null", "fail", f"{ORDERS}#ID", "1")}
     flows = store.execute("MATCH (a)-[:FLOWS_TO]->(b) RETURN a.urn, b.urn", write=False).rows
     assert flows == [[ORDERS, SALES]]
+
+
+# --- the gate and the answers that show quality ---------------------------------------------
+
+
+def test_check_gates_a_job_on_failing_checks_upstream(tmp_path: Path) -> None:
+    events, data = tmp_path / "events", tmp_path / "store"
+    events.mkdir()
+    emit_pipeline(events / "etl.jsonl")
+    emit_validations(events / "ge.jsonl", [(1, ALL_PASS | {"unique": False})])
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Any:
+        return runner.invoke(cli, ["--data-dir", str(data), *args])
+
+    assert invoke("harvest", "openlineage", str(events)).exit_code == 0
+    failed = invoke("check", SALES)
+    assert failed.exit_code == 6, failed.output
+    lines = failed.stdout.splitlines()
+    assert lines[0] == (f"FAILED: 1 failing check(s) on 1 asset(s) among {SALES} "
+                        "or the 2 asset(s) upstream of it")  # fmt: skip
+    assert lines[1].split() == ["distance", "status", "check", "system", "failures", "at",
+                                "tested"]  # fmt: skip
+    assert lines[3].split() == ["2", "fail", "orders_id_unique", "openlineage", "2024-03-01",
+                                "06:00:00Z", f"{ORDERS}#ID"]  # fmt: skip
+    assert failed.stderr == (f"error: 1 failing check(s) at or upstream of {SALES}: "
+                             f"orders_id_unique (fail) on {ORDERS}#ID\n")  # fmt: skip
+    as_json = json.loads(invoke("check", SALES, "--format", "json").stdout)
+    assert as_json["passed"] is False and as_json["assets"] == 3
+    assert [g["check"]["urn"] for g in as_json["failing"]] == [f"{ORDERS}#ID::orders_id_unique"]
+    other = invoke("check", "snowflake://acme/MARTS.PUBLIC.OTHER")
+    assert other.exit_code == 0
+    assert other.stdout == ("passed: no check results on snowflake://acme/MARTS.PUBLIC.OTHER "
+                            "or the 1 asset(s) upstream of it\n")  # fmt: skip
+
+    emit_validations(events / "ge-2.jsonl", [(2, ALL_PASS | {"freshness": False})])
+    assert invoke("harvest", "openlineage", str(events)).exit_code == 0
+    passed = invoke("check", SALES)
+    assert passed.exit_code == 0, passed.output
+    assert passed.stdout.splitlines()[0] == (
+        f"passed: no failing check on {SALES} or the 2 asset(s) upstream of it "
+        "(4 check(s), 1 warning(s))"
+    )
+
+
+def test_check_names_an_unknown_asset_as_other_commands_do(tmp_path: Path) -> None:
+    events, data = tmp_path / "events", tmp_path / "store"
+    events.mkdir()
+    emit_pipeline(events / "etl.jsonl")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--data-dir", str(data), "harvest", "openlineage", str(events)]
+                         ).exit_code == 0  # fmt: skip
+    answers = [runner.invoke(cli, ["--data-dir", str(data), command, "snowflake://acme/NO.SUCH"])
+               for command in ("check", "upstream")]  # fmt: skip
+    assert [a.exit_code for a in answers] == [1, 1]
+    assert answers[0].stderr == answers[1].stderr
+    assert answers[0].stderr.startswith("error: no asset matches 'snowflake://acme/NO.SUCH'")
+
+
+def test_upstream_status_and_pictures_show_quality(tmp_path: Path) -> None:
+    events, data = tmp_path / "events", tmp_path / "store"
+    events.mkdir()
+    emit_pipeline(events / "etl.jsonl")
+    emit_validations(events / "ge.jsonl", [(1, ALL_PASS | {"row_count": False})])
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Any:
+        result = runner.invoke(cli, ["--data-dir", str(data), *args])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    invoke("harvest", "openlineage", str(events))
+    up = json.loads(invoke("upstream", SALES, "--format", "json"))
+    assert up["start"]["quality"] == "unknown"
+    assert {a["urn"]: a["quality"] for a in up["assets"]} == {
+        ORDERS: "fail",
+        "snowflake://acme/STG.PUBLIC.ORDERS": "unknown",
+    }
+    table = invoke("upstream", SALES).splitlines()
+    assert table[1].split() == ["distance", "system", "kind", "quality", "urn", "read_by"]
+    assert {line.split()[4]: line.split()[3] for line in table[3:-1]} == {
+        ORDERS: "fail",
+        "snowflake://acme/STG.PUBLIC.ORDERS": "unknown",
+    }
+    assert invoke("impact", ORDERS).startswith(f"impact of {ORDERS} (quality fail): 2 downstream")
+    impact = json.loads(invoke("impact", ORDERS, "--format", "json"))
+    assert impact["start"]["quality"] == "fail"
+    assert {a["quality"] for a in impact["assets"]} == {"unknown"}
+    mermaid = invoke("upstream", SALES, "--format", "mermaid")
+    assert "  classDef q_fail fill:#ef4444,color:#111,stroke:#333" in mermaid
+    assert "  classDef q_unknown fill:#d1d5db,color:#111,stroke:#333" in mermaid
+    dot = invoke("upstream", SALES, "--format", "dot")
+    assert dot.count('fillcolor="#ef4444"') == 1 and dot.count('fillcolor="#d1d5db"') == 2
+    page = invoke("upstream", SALES, "--format", "html")
+    assert page.count('fill="#ef4444"') == 1 and "</i>fail</span>" in page
+    status = json.loads(invoke("status", "--format", "json"))
+    assert status["failing_assets"] == 1
+    assert status["quality"] == {"unknown": 0, "pass": 0, "warn": 0, "error": 0, "fail": 1}
+    assert "data quality: 1 failing asset(s) (fail or error)" in invoke("status")

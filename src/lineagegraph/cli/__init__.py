@@ -11,6 +11,7 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     demo,  # demo
     harvest_all,  # harvest all
     lineage,  # path, upstream, downstream, impact, columns
+    quality,  # check
     reports,  # orphans, cost-report
     s3,  # harvest s3, harvest s3-inventory
     snowflake,  # harvest snowflake

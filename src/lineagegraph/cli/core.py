@@ -41,7 +41,7 @@ def init(app: App) -> None:
 )  # fmt: skip
 @pass_app
 def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
-    """Show what the graph holds: assets, lineage coverage, freshness, recent harvests.
+    """Show what the graph holds: assets, lineage coverage, data quality, freshness, harvests.
 
     \b
     Example:
@@ -64,6 +64,10 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         rows = [[c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
                 for c in facts.coverage]  # fmt: skip
         click.echo(render(["kind", "assets", "with lineage", "share"], rows, "table"))
+    if any(facts.quality.values()):
+        click.echo(f"\ndata quality: {facts.failing_assets} failing asset(s) (fail or error)")
+        rows = [[quality, count] for quality, count in facts.quality.items()]
+        click.echo(render(["quality", "assets with checks"], rows, "table"))
     if facts.freshness:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
         rows = [[f["system"], f["scope"], _when(f["last_success"]), f["age_hours"],
