@@ -61,6 +61,8 @@ def checks_of(store: GraphStore, assets: Collection[str]) -> list[CheckState]:
 def asset_quality(store: GraphStore, assets: Collection[str]) -> dict[str, str]:
     """Each asset's quality (every urn given gets one; `unknown` when it has no check)."""
     statuses: dict[str, list[str]] = {urn: [] for urn in assets}
+    if not assets or not store.read("quality_any_check"):
+        return dict.fromkeys(statuses, UNKNOWN)
     for check in checks_of(store, assets):
         statuses[check.asset].append(check.status)
     return {urn: worst(found) for urn, found in statuses.items()}
