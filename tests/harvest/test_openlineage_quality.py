@@ -239,3 +239,24 @@ def test_upstream_status_and_pictures_show_quality(tmp_path: Path) -> None:
     assert status["failing_assets"] == 1
     assert status["quality"] == {"unknown": 0, "pass": 0, "warn": 0, "error": 0, "fail": 1}
     assert "data quality: 1 failing asset(s) (fail or error)" in invoke("status")
+
+
+def test_one_window_keeps_what_the_graph_would(store: GraphStore, tmp_path: Path) -> None:
+    """Two assertions with one name on one column at one time are one check, the worse result
+    kept, as cypher/merge_checks.cypher keeps it across harvests; a replayed run adds nothing."""
+    events = tmp_path / "events.jsonl"
+    twice = {"assertions": [
+        {"assertion": "not_null", "success": False, "column": "ID", "severity": "warn"},
+        {"assertion": "not_null", "success": False, "column": "ID"},
+        {"assertion": "not_null", "success": True, "column": "ID"},
+    ]}  # fmt: skip
+    event = {
+        "eventType": "COMPLETE", "eventTime": "2024-03-01T06:00:00Z",
+        "run": {"runId": "r1"}, "job": {"namespace": "ge", "name": "suite"},
+        "inputs": [{"namespace": "snowflake://acme", "name": "RAW.PUBLIC.ORDERS",
+                    "inputFacets": {"dataQualityAssertions": twice}}],
+    }  # fmt: skip
+    events.write_text((json.dumps(event) + "\n") * 2)
+    run, _ = harvest_openlineage(store, events)
+    assert checks(store) == {f"{ORDERS}#ID::not_null": ("not_null", "fail", f"{ORDERS}#ID", "1")}
+    assert run.counts["merge_checks"] == 1

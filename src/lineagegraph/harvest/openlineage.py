@@ -483,7 +483,8 @@ class Reducer:
       last seen, so in event order only the sightings newer than every earlier one in the window
       can count; their times go in one row per job and per edge, and the statements
       merge_job_runs and merge_flow_runs (shared with the Snowflake
-      harvester, which reduces its windows the same way) count those newer than the graph's.
+      harvester, which reduces its windows the same way) count those newer than the graph's;
+    * a check: the one result merge_checks would keep (the newest; at one time, the worst).
 
     Memory is bounded by the distinct nodes and edges of a window, not by its events.
     """
