@@ -82,7 +82,7 @@ class Reached:
     with a direct edge to it that did not reach it first (e.g. a table feeding both a mart and
     that mart's source). Together they draw the answer's picture. `quality` is an asset's
     latest data quality (lineagegraph.quality: pass, warn, error, fail or unknown); None for
-    columns and path hops.
+    columns.
     """
 
     urn: str
@@ -498,11 +498,19 @@ def paths(
         {"src": src, "dst": dst, "depth": max_depth, "limit": limit,
          "include_deleted": include_deleted},
     )  # fmt: skip
+    quality = asset_quality(store, {a["urn"] for row in rows for a in row["assets"]})
     return [
         LineagePath(
             hops=row["hops"],
             assets=tuple(
-                Reached(a["urn"], a["name"] or a["urn"], a["system"], a["kind"], i)
+                Reached(
+                    a["urn"],
+                    a["name"] or a["urn"],
+                    a["system"],
+                    a["kind"],
+                    i,
+                    quality=quality[a["urn"]],
+                )
                 for i, a in enumerate(row["assets"])
             ),
             via=tuple(tuple(v or ()) for v in row["vias"]),

@@ -235,6 +235,8 @@ def test_upstream_status_and_pictures_show_quality(tmp_path: Path) -> None:
     assert dot.count('fillcolor="#ef4444"') == 1 and dot.count('fillcolor="#d1d5db"') == 2
     page = invoke("upstream", SALES, "--format", "html")
     assert page.count('fill="#ef4444"') == 1 and "</i>fail</span>" in page
+    path = json.loads(invoke("path", ORDERS, SALES, "--format", "json"))
+    assert [a["quality"] for a in path["paths"][0]["assets"]] == ["fail", "unknown", "unknown"]
     status = json.loads(invoke("status", "--format", "json"))
     assert status["failing_assets"] == 1
     assert status["quality"] == {"unknown": 0, "pass": 0, "warn": 0, "error": 0, "fail": 1}
