@@ -9,11 +9,10 @@ It may not when the asset, or anything upstream of it, has a check whose latest 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import MAX_DEPTH, Reached, start_asset, traverse
-from lineagegraph.output import render
+from lineagegraph.output import render, time_text
 from lineagegraph.quality import BLOCKING, CheckState, checks_of
 
 
@@ -69,7 +68,7 @@ def gate_text(answer: GateAnswer) -> str:
         head = f"FAILED: {failing} failing check(s) on {assets} asset(s) among {scope}"
     rows = [
         [g.distance, g.check.status, g.check.name, g.check.system, g.check.failures,
-         _when(g.check.at), g.check.target]
+         time_text(g.check.at), g.check.target]
         for g in answer.checks
     ]  # fmt: skip
     columns = ["distance", "status", "check", "system", "failures", "at", "tested"]
@@ -85,9 +84,3 @@ def failure_summary(answer: GateAnswer) -> str:
         for g in answer.failing
     )
     return f"{len(answer.failing)} failing check(s) at or upstream of {answer.start.urn}: {named}"
-
-
-def _when(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")

@@ -145,17 +145,28 @@ def test_a_broken_facet_is_reported_and_the_event_kept(store: GraphStore, tmp_pa
 # --- the gate and the answers that show quality ---------------------------------------------
 
 
+class Platform:
+    """The pipeline's events in a directory, harvested by the command into its own store."""
+
+    def __init__(self, root: Path) -> None:
+        self.events, self.data = root / "events", root / "store"
+        self.events.mkdir()
+        emit_pipeline(self.events / "etl.jsonl")
+        self.runner = CliRunner()
+
+    def invoke(self, *args: str) -> Any:
+        return self.runner.invoke(cli, ["--data-dir", str(self.data), *args])
+
+    def harvest(self) -> None:
+        result = self.invoke("harvest", "openlineage", str(self.events))
+        assert result.exit_code == 0, result.output
+
+
 def test_check_gates_a_job_on_failing_checks_upstream(tmp_path: Path) -> None:
-    events, data = tmp_path / "events", tmp_path / "store"
-    events.mkdir()
-    emit_pipeline(events / "etl.jsonl")
-    emit_validations(events / "ge.jsonl", [(1, ALL_PASS | {"unique": False})])
-    runner = CliRunner()
-
-    def invoke(*args: str) -> Any:
-        return runner.invoke(cli, ["--data-dir", str(data), *args])
-
-    assert invoke("harvest", "openlineage", str(events)).exit_code == 0
+    platform = Platform(tmp_path)
+    emit_validations(platform.events / "ge.jsonl", [(1, ALL_PASS | {"unique": False})])
+    platform.harvest()
+    invoke = platform.invoke
     failed = invoke("check", SALES)
     assert failed.exit_code == 6, failed.output
     lines = failed.stdout.splitlines()
@@ -175,8 +186,8 @@ def test_check_gates_a_job_on_failing_checks_upstream(tmp_path: Path) -> None:
     assert other.stdout == ("passed: no check results on snowflake://acme/MARTS.PUBLIC.OTHER "
                             "or the 1 asset(s) upstream of it\n")  # fmt: skip
 
-    emit_validations(events / "ge-2.jsonl", [(2, ALL_PASS | {"freshness": False})])
-    assert invoke("harvest", "openlineage", str(events)).exit_code == 0
+    emit_validations(platform.events / "ge-2.jsonl", [(2, ALL_PASS | {"freshness": False})])
+    platform.harvest()
     passed = invoke("check", SALES)
     assert passed.exit_code == 0, passed.output
     assert passed.stdout.splitlines()[0] == (
@@ -186,32 +197,26 @@ def test_check_gates_a_job_on_failing_checks_upstream(tmp_path: Path) -> None:
 
 
 def test_check_names_an_unknown_asset_as_other_commands_do(tmp_path: Path) -> None:
-    events, data = tmp_path / "events", tmp_path / "store"
-    events.mkdir()
-    emit_pipeline(events / "etl.jsonl")
-    runner = CliRunner()
-    assert runner.invoke(cli, ["--data-dir", str(data), "harvest", "openlineage", str(events)]
-                         ).exit_code == 0  # fmt: skip
-    answers = [runner.invoke(cli, ["--data-dir", str(data), command, "snowflake://acme/NO.SUCH"])
-               for command in ("check", "upstream")]  # fmt: skip
+    platform = Platform(tmp_path)
+    platform.harvest()
+    answers = [
+        platform.invoke(command, "snowflake://acme/NO.SUCH") for command in ("check", "upstream")
+    ]
     assert [a.exit_code for a in answers] == [1, 1]
     assert answers[0].stderr == answers[1].stderr
     assert answers[0].stderr.startswith("error: no asset matches 'snowflake://acme/NO.SUCH'")
 
 
 def test_upstream_status_and_pictures_show_quality(tmp_path: Path) -> None:
-    events, data = tmp_path / "events", tmp_path / "store"
-    events.mkdir()
-    emit_pipeline(events / "etl.jsonl")
-    emit_validations(events / "ge.jsonl", [(1, ALL_PASS | {"row_count": False})])
-    runner = CliRunner()
+    platform = Platform(tmp_path)
+    emit_validations(platform.events / "ge.jsonl", [(1, ALL_PASS | {"row_count": False})])
+    platform.harvest()
 
     def invoke(*args: str) -> Any:
-        result = runner.invoke(cli, ["--data-dir", str(data), *args])
+        result = platform.invoke(*args)
         assert result.exit_code == 0, result.output
         return result.stdout
 
-    invoke("harvest", "openlineage", str(events))
     up = json.loads(invoke("upstream", SALES, "--format", "json"))
     assert up["start"]["quality"] == "unknown"
     assert {a["urn"]: a["quality"] for a in up["assets"]} == {

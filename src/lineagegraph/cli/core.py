@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import QueryError
 from lineagegraph.graph.statements import statement, statement_names
-from lineagegraph.output import FORMATS, render
+from lineagegraph.output import FORMATS, render, time_text
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
 
@@ -70,21 +69,16 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         click.echo(render(["quality", "assets with checks"], rows, "table"))
     if facts.freshness:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
-        rows = [[f["system"], f["scope"], _when(f["last_success"]), f["age_hours"],
+        rows = [[f["system"], f["scope"], time_text(f["last_success"]), f["age_hours"],
                  "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
         click.echo(render(["system", "scope", "last success", "age h", ""], rows, "table"))
     if facts.runs:
         click.echo("\nrecent harvests:")
-        rows = [[r["system"], r["scope"], r["status"], _when(r["started"]), _when(r["finished"]),
-                 _when(r["watermark"]), r["error"]] for r in facts.runs]  # fmt: skip
+        rows = [[r["system"], r["scope"], r["status"], time_text(r["started"]),
+                 time_text(r["finished"]), time_text(r["watermark"]), r["error"]]
+                for r in facts.runs]  # fmt: skip
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
         click.echo(render(cols, rows, "table"))
-
-
-def _when(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 @cli.command()
