@@ -87,3 +87,33 @@ def test_the_store_interface_and_its_backends_import_no_cycle() -> None:
     for module in backends:
         subprocess.run([sys.executable, "-c", f"import {module}"], env=clean_env(), check=True,
                        timeout=60)  # fmt: skip
+
+
+def test_the_quality_gate_through_the_api(tmp_path: Path) -> None:
+    import json
+
+    from lineagegraph.harvest.openlineage import OpenLineageHarvester
+
+    assertions = [{"assertion": "not_null", "success": False, "column": "id"},
+                  {"assertion": "row_count", "success": True}]  # fmt: skip
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({
+        "eventType": "COMPLETE", "eventTime": "2024-06-01T02:00:00Z",
+        "producer": "https://example.com/ge", "run": {"runId": "r-1"},
+        "job": {"namespace": "etl", "name": "daily"},
+        "inputs": [{"namespace": "s3://lake", "name": "raw/orders",
+                    "inputFacets": {"dataQualityAssertions": {"assertions": assertions}}}],
+        "outputs": [{"namespace": "s3://lake", "name": "mart/daily"}],
+    }) + "\n")  # fmt: skip
+    settings = lineagegraph.load_settings(graph={"data_dir": tmp_path / "graph"})
+    with lineagegraph.open_store(settings) as store:
+        (report,) = lineagegraph.harvest_source(
+            OpenLineageHarvester(paths=(events,)), store, settings
+        )
+        assert report.ok and report.system == "openlineage"
+        gate = lineagegraph.check(store, settings, "s3://lake/mart/daily")
+    assert not gate.passed
+    assert [(g.distance, g.check.name, g.check.status) for g in gate.failing] == [
+        (1, "not_null", "fail")
+    ]
+    assert json.loads(gate.render("json"))["passed"] is False

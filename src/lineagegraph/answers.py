@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from lineagegraph import lineage, render
+from lineagegraph.gate import GateAnswer, quality_gate
 from lineagegraph.graph.base import GraphStore
 from lineagegraph.lineage import Direction, Impact, PathAnswer, Reached
 from lineagegraph.render import PICTURE_FORMATS
@@ -160,6 +161,14 @@ def impact(
     """What a change to NAME would affect."""
     urn = lineage.resolve(store, settings, name)
     return ImpactAnswer(lineage.impact(store, urn, include_deleted=include_deleted))
+
+
+def check(
+    store: GraphStore, settings: Settings, name: str, *, depth: int = lineage.MAX_DEPTH
+) -> GateAnswer:
+    """The quality gate of NAME: the latest result of every check on it and upstream of it;
+    `.passed` is False when one of them fails (the CLI then exits 6)."""
+    return quality_gate(store, lineage.resolve(store, settings, name), depth=depth)
 
 
 def columns(

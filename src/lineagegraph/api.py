@@ -20,6 +20,7 @@ from lineagegraph.answers import (
     ImpactAnswer,
     Paths,
     Traversal,
+    check,
     columns,
     downstream,
     impact,
@@ -47,7 +48,8 @@ from lineagegraph.settings import load_settings as _load_settings
 __all__ = [
     "ColumnLineage", "ConfigError", "GraphStore", "HarvestError", "HarvestReport", "Harvester",
     "ImpactAnswer", "LineageGraphError", "Paths", "Progress", "QueryError", "Report", "Result",
-    "Settings", "SourceResult", "StoreError", "Tick", "Traversal", "columns", "cost_report",
+    "Settings", "SourceResult", "StoreError", "Tick", "Traversal", "check", "columns",
+    "cost_report",
     "downstream", "harvest_all", "harvest_source", "harvester", "harvesters", "impact",
     "load_settings", "no_progress", "open_store", "orphans", "path", "traversal", "upstream",
     "write_file",

@@ -105,4 +105,4 @@ class CheckResult:
     failures: int | None = None
 
 
-Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf
+Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf | CheckResult

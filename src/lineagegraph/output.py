@@ -8,6 +8,7 @@ import json
 import os
 import re
 from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,13 @@ def _cell(value: Any) -> str:
     if isinstance(value, Decimal):
         return format(value, "f")  # never exponent notation (1E-9)
     return str(value)
+
+
+def time_text(ms: int | None) -> str | None:
+    """Epoch milliseconds (every time in the graph) as UTC for a table: 2024-03-01 06:00:00Z."""
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def usd_text(amount: Decimal) -> str:

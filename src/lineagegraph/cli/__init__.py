@@ -11,6 +11,7 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     demo,  # demo
     harvesting,  # harvest list, harvest all, harvest NAME of a plug-in
     lineage,  # path, upstream, downstream, impact, columns
+    quality,  # check
     reports,  # orphans, cost-report
     s3,  # harvest s3, harvest s3-inventory
     snowflake,  # harvest snowflake

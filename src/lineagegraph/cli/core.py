@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,10 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import QueryError
 from lineagegraph.graph.statements import statement, statement_names
-from lineagegraph.output import FORMATS, render, write_file
+from lineagegraph.output import FORMATS, render, time_text, write_file
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
+from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)
 
@@ -41,12 +41,13 @@ def init(app: App) -> None:
 )  # fmt: skip
 @pass_app
 def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
-    """Show what the graph holds: assets, lineage coverage, freshness, recent harvests.
+    """Show what the graph holds: assets, lineage coverage, data quality, freshness, harvests.
 
     \b
     Example:
       lineagegraph status --max-age-hours 6 --format json
     """
+    require_existing_store(app.settings)
     with app.store() as store:
         facts = graph_status(store, now_ms(), max_age_hours, runs)
         where = f"{store.backend} ({store.location})"
@@ -64,23 +65,22 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         rows = [[c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
                 for c in facts.coverage]  # fmt: skip
         click.echo(render(["kind", "assets", "with lineage", "share"], rows, "table"))
+    if any(facts.quality.values()):
+        click.echo(f"\ndata quality: {facts.failing_assets} failing asset(s) (fail or error)")
+        rows = [[quality, count] for quality, count in facts.quality.items()]
+        click.echo(render(["quality", "assets with checks"], rows, "table"))
     if facts.freshness:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
-        rows = [[f["system"], f["scope"], _when(f["last_success"]), f["age_hours"],
+        rows = [[f["system"], f["scope"], time_text(f["last_success"]), f["age_hours"],
                  "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
         click.echo(render(["system", "scope", "last success", "age h", ""], rows, "table"))
     if facts.runs:
         click.echo("\nrecent harvests:")
-        rows = [[r["system"], r["scope"], r["status"], _when(r["started"]), _when(r["finished"]),
-                 _when(r["watermark"]), r["error"]] for r in facts.runs]  # fmt: skip
+        rows = [[r["system"], r["scope"], r["status"], time_text(r["started"]),
+                 time_text(r["finished"]), time_text(r["watermark"]), r["error"]]
+                for r in facts.runs]  # fmt: skip
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
         click.echo(render(cols, rows, "table"))
-
-
-def _when(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 @cli.command()
@@ -132,8 +132,11 @@ def query(
     text = cypher or (file.read() if file else statement(name or ""))
     if not text.strip():
         raise QueryError("the query is empty")
+    values = parse_params(params)
+    if not write:
+        require_existing_store(app.settings)
     with app.store() as store:
-        result = store.execute(text, parse_params(params), write=write)
+        result = store.execute(text, values, write=write)
     rendered = render(result.columns, result.rows, fmt)
     if output:
         write_file(output, rendered + "\n")

@@ -30,6 +30,9 @@ from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
 from lineagegraph.model import (
     Asset,
     AssetKind,
+    CheckResult,
+    CheckStatus,
+    Column,
     Flow,
     Item,
     Scalar,
@@ -47,7 +50,7 @@ STORAGE_SYSTEMS = frozenset(
     {"s3", "file", "gs", "gcs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "dbfs", "spark"}
 )
 EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
-KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema"})
+KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema", "dataQualityAssertions"})
 # Events reduced together before writing: more means fewer rows (a job's runs in one window
 # cost one row) and more memory (the distinct nodes and edges of a window).
 WINDOW_EVENTS = 20_000
@@ -239,8 +242,8 @@ class EventMapper:
         except identity.IdentityError as exc:
             raise EventError(f"job: {exc}") from None
         out: list[Piece] = []
-        reads = self._datasets(event.get("inputs"), "inputs", where, at, out)
-        writes = self._datasets(event.get("outputs"), "outputs", where, at, out)
+        reads = self._datasets(event.get("inputs"), "inputs", where, (at, run_id), out)
+        writes = self._datasets(event.get("outputs"), "outputs", where, (at, run_id), out)
         out.append(Transformation(job_urn, SYSTEM, job["name"], run_id, at, None,
                                   tuple(reads), tuple(writes)))  # fmt: skip
         out.extend(Flow(src, dst, at, job_urn) for dst in writes for src in reads)
@@ -248,7 +251,11 @@ class EventMapper:
             out.extend(self._columns(dataset, urn, at, job_urn, where, out))
         return Sighting(at, run_id, out)
 
-    def _datasets(self, value: Any, key: str, where: str, at: int, out: list[Piece]) -> list[str]:
+    def _datasets(
+        self, value: Any, key: str, where: str, run: tuple[int, str], out: list[Piece]
+    ) -> list[str]:
+        """The urns of a list of datasets; their assets, columns and checks go to `out`."""
+        at = run[0]
         if value is None:
             return []
         if not isinstance(value, list):
@@ -269,6 +276,7 @@ class EventMapper:
             out.append(self._asset(urn, at, props))
             if "schema" in facets:
                 out.extend(self._schema(facets, urn, at, spot))
+            out.extend(self._assertions(dataset, urn, run, spot))
             if urn not in urns:
                 urns.append(urn)
         return urns
@@ -305,6 +313,38 @@ class EventMapper:
             shape = ColumnShape.of(column_items(urn, names, [], 0, None))
             self._shapes["schema", urn, names] = shape
         return [ColumnSet(shape, at, None)]
+
+    def _assertions(
+        self, dataset: dict[str, Any], urn: str, run: tuple[int, str], spot: str
+    ) -> list[Piece]:
+        """dataQualityAssertions, an input dataset facet (under `inputFacets`; some producers
+        put it among `facets`): each assertion becomes the latest result of a check on the
+        dataset, or on its column (written too, so the check has its target)."""
+        facet = _facet(dataset, "inputFacets") or _facet(dataset, "facets")
+        if facet is None:
+            return []
+        assertions = facet.get("assertions") if isinstance(facet, dict) else None
+        if not isinstance(assertions, list) or not all(map(_is_assertion, assertions)):
+            reason = "assertions must be [{assertion, success, column?, severity?, name?}]"
+            self._facet_problem(spot, "dataQualityAssertions", reason)
+            return []
+        at, run_id = run
+        pieces: list[Piece] = []
+        for assertion in assertions:
+            column, name = assertion.get("column"), assertion.get("name") or assertion["assertion"]
+            try:
+                target = identity.column_urn(urn, column) if column else urn
+            except identity.IdentityError as exc:
+                self._facet_problem(spot, "dataQualityAssertions", str(exc))
+                continue
+            if column:
+                pieces.append(Column(target, urn, column, at))
+            status: CheckStatus = "pass" if assertion["success"] else "fail"
+            if status == "fail" and assertion.get("severity") == "warn":
+                status = "warn"
+            check = identity.openlineage_check_urn(target, name)
+            pieces.append(CheckResult(check, SYSTEM, name, target, status, at, run_id))
+        return pieces
 
     def _columns(
         self, dataset: dict[str, Any], urn: str, at: int, via: str, where: str, out: list[Piece]
@@ -366,6 +406,22 @@ class EventMapper:
                 source = self.dataset_urn(entry, f"fields.{column}")
                 links.append(ColumnLink(source, _require(entry, "field", str, column), column))
         return links
+
+
+def _facet(dataset: dict[str, Any], group: str) -> Any:
+    facets = dataset.get(group)
+    return facets.get("dataQualityAssertions") if isinstance(facets, dict) else None
+
+
+def _is_assertion(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("assertion"), str)
+        and bool(value["assertion"])
+        and isinstance(value.get("success"), bool)
+        and isinstance(value.get("column"), str | None)
+        and isinstance(value.get("name"), str | None)
+    )
 
 
 class _Cache(dict[Any, Any]):

@@ -14,6 +14,8 @@ What each kind of value needs to come out exactly as if every sighting were writ
   seen), so in arrival order only the sightings newer than every earlier one can count: one
   row per job and per edge with those times, counted by the statements merge_job_runs and
   merge_flow_runs against the graph's own last run.
+- a check: the one result merge_checks would keep (the newest; at one time, the worst), with
+  its own time and run; written after the nodes it tests.
 - drops (Snowflake's DROP) come last: an object seen after its drop stays present.
 
 Memory: bounded by the distinct nodes, jobs and edges held, plus at most `max_pending_runs`
@@ -30,7 +32,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
 from lineagegraph.graph.writer import GraphWriter
-from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, SoftDelete, Transformation
+from lineagegraph.model import (
+    Asset,
+    CheckResult,
+    Column,
+    ColumnFeed,
+    Flow,
+    Item,
+    SoftDelete,
+    Transformation,
+)
+from lineagegraph.quality import RANK
 
 MAX_PENDING_RUNS = 500_000  # run times held before jobs and FLOWS_TO are written mid-run
 
@@ -66,7 +78,7 @@ class ColumnSet(NamedTuple):
     via: str | None
 
 
-Value = Item | ColumnSet | SoftDelete
+Value = Item | ColumnSet | SoftDelete  # Item includes CheckResult
 
 
 @dataclass
@@ -109,6 +121,7 @@ class RunReducer:
         self._flows: dict[tuple[str, str], _Runs] = {}
         self._feeds: dict[tuple[str, str], list[Any]] = {}  # -> [earliest, latest, vias]
         self._drops: list[tuple[str, int, int]] = []  # (urn, at, sighting)
+        self._checks: dict[str, CheckResult] = {}  # urn -> the result merge_checks would keep
         self.self_edges = 0
         self._pending = 0  # run times held for jobs and FLOWS_TO
         self._row = 0
@@ -128,6 +141,10 @@ class RunReducer:
                 self._job(value, at, run_id, user)
             elif type(value) is ColumnFeed:
                 self._feed(value.src, value.dst, at, value.via)
+            elif type(value) is CheckResult:
+                kept = self._checks.get(value.urn)
+                if kept is None or _check_order(value) > _check_order(kept):
+                    self._checks[value.urn] = value
             elif type(value) is SoftDelete:
                 self._drops.append((value.urn, at, self._row))
             else:
@@ -255,6 +272,7 @@ class RunReducer:
             writer.add_all(ColumnFeed(src, dst, first, via) for via in order)
             if last > first:
                 writer.add(ColumnFeed(src, dst, last, order[-1]))
+        writer.add_all(self._checks.values())
         writer.flush()
         counts["self_edges_skipped"] += self.self_edges
         # A drop followed (in sighting order) by a sighting is undone by it, even in the same ms.
@@ -268,6 +286,11 @@ class RunReducer:
         if rows:
             store.write_batches("snowflake_soft_delete", rows, ("urn",))
         self._reset()
+
+
+def _check_order(check: CheckResult) -> tuple[int, int, int]:
+    """Which of two results of a check cypher/merge_checks.cypher keeps: the larger."""
+    return check.at, RANK[check.status], -1 if check.failures is None else check.failures
 
 
 def _sighting(node: _Node, at: int) -> Item:
