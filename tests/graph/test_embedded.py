@@ -468,3 +468,49 @@ def test_a_write_the_full_disk_refuses_is_an_error_and_loses_nothing(tiny_disk: 
         store.close()
     filler.unlink()
     assert urns(data_dir) == ["kept"]
+
+
+DYING_SERVER = (
+    "import fcntl, sys, time\n"
+    "fd = open(sys.argv[1], 'w')\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "print('locked', flush=True)\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
+
+
+def test_the_next_command_right_after_a_kill_9_of_the_server_just_works(tmp_path: Path) -> None:
+    """A server killed a moment ago still holds its lock while the kernel tears it down; the
+    next command must start a new server, not fail with "exited at start"."""
+    for round_no in range(3):
+        first = open_embedded(tmp_path)
+        first.execute("CREATE (:Asset {urn: $u})", {"u": f"r{round_no}"}, write=True)
+        os.kill(first._server.server_pid(), signal.SIGKILL)  # and no waiting for it to die
+        assert len(urns(tmp_path)) == round_no + 1
+        first.close()
+    leftover = tmp_path / "temp-rewriteaof-bg-4242.aof"  # a killed server's unfinished rewrite
+    leftover.write_bytes(b"x" * 1000)
+    # The same, slowed down: the lock is held, nothing answers, then the holder is gone.
+    dying = subprocess.Popen(
+        [sys.executable, "-c", DYING_SERVER, str(tmp_path / SERVER_LOCK), "1.5"],
+        stdout=subprocess.PIPE,
+    )
+    assert dying.stdout is not None and dying.stdout.readline().strip() == b"locked"
+    try:
+        assert urns(tmp_path) == ["r0", "r1", "r2"]
+        assert not leftover.exists(), "the new server's start removes it"
+    finally:
+        dying.kill()
+        dying.wait()
+
+
+def test_a_server_that_cannot_start_is_an_error_that_quotes_its_log(tmp_path: Path) -> None:
+    """The user sees why: the server's last log lines are in the error, not only its path."""
+    open_embedded(tmp_path).close()
+    manifest = tmp_path / AOF_DIR / "appendonly.aof.manifest"
+    manifest.write_text("file appendonly.aof.1.base.rdb seq 1 type b\nnot a manifest line\n")
+    with pytest.raises(StoreError, match="exited at start") as caught:
+        open_embedded(tmp_path)
+    message = str(caught.value)
+    assert str(tmp_path / "falkordb.log") in message
+    assert "manifest" in message.split("which ends:")[1].lower()
