@@ -7,6 +7,9 @@ everything a run that printed success wrote, nothing may be soft-deleted (every 
 the bucket), and at the end one more harvest must converge to exactly the graph of a clean run
 into a fresh store, node by node and edge by edge.
 
+The CLI runs with a 1 MiB compaction threshold instead of 64 MiB, so that most runs end by
+compacting the append-only file and kills land in compactions too (one target waits for one).
+
 The seed is printed; LINEAGEGRAPH_CHAOS_SEED and LINEAGEGRAPH_CHAOS_KILLS replay or lengthen it.
 """
 
@@ -40,12 +43,26 @@ with open_store(GraphSettings(data_dir=Path(sys.argv[1]))):
     print("holding", flush=True)
     time.sleep(600)
 """
-TARGETS = ("cli", "server", "server at the success line", "server after success")
+# The real CLI, compacting at 1 MiB of growth (a setting of the store's, not of the user's).
+CLI = """
+import sys
+from lineagegraph.graph import embedded
+embedded.COMPACT_MIN_BYTES = 1 << 20
+from lineagegraph.cli import main
+main()
+"""
+TARGETS = (
+    "cli",
+    "server",
+    "server at the success line",
+    "server while compacting",
+    "server after success",
+)
 WHEN = {"first_seen", "last_seen", "last_run_at", "last_run_id", "runs", "harvested_at"}
 
 
 def harvest_cmd(data_dir: Path, bucket: str, endpoint: str) -> list[str]:
-    return [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(data_dir),
+    return [sys.executable, "-c", CLI, "--data-dir", str(data_dir),
             "harvest", "s3", "--bucket", bucket, "--endpoint-url", endpoint]  # fmt: skip
 
 
@@ -97,30 +114,44 @@ def snapshot(data_dir: Path) -> tuple[dict[str, Any], set[tuple[str, str, str]]]
     return by_urn, edge_set
 
 
-def kill_during_harvest(cmd: list[str], data_dir: Path, target: str, delay: float) -> str:
-    """Run one harvest and kill -9 `target` on the way; returns what the CLI printed."""
+def kill_during_harvest(
+    cmd: list[str], data_dir: Path, target: str, delay: float
+) -> tuple[str, bool]:
+    """Run one harvest and kill -9 `target` on the way; returns what the CLI printed and
+    whether the kill landed in a compaction of the append-only file."""
     proc = subprocess.Popen(cmd, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)  # fmt: skip
     assert proc.stdout is not None
     if target == "server after success":
         out = proc.communicate(timeout=300)[0]
-        return out if proc.returncode == 0 else ""
-    if target == "server at the success line":
-        # The moment the CLI says success, before it releases the store.
-        out = ""
+        return (out if proc.returncode == 0 else ""), False
+    if target in ("server at the success line", "server while compacting"):
+        # The moment the CLI says success, before it releases the store (and compacts).
+        out, compacting = "", False
         for line in proc.stdout:
             out += line
             if ": success" in line:
+                compacting = target == "server while compacting" and compaction_began(data_dir)
                 kill_servers(data_dir)
         proc.wait(timeout=300)
-        return out
+        return out, compacting
     time.sleep(delay)
     if target == "cli":
         proc.kill()
     else:
         kill_servers(data_dir)
     out = proc.communicate(timeout=300)[0]
-    return out if proc.returncode == 0 else ""
+    return (out if proc.returncode == 0 else ""), False
+
+
+def compaction_began(data_dir: Path, seconds: float = 5.0) -> bool:
+    """Wait until the server writes a compacted append-only file (the rewrite's temp file)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any(data_dir.glob("temp-rewriteaof-*.aof")):
+            return True
+        time.sleep(0.002)
+    return False
 
 
 def kill_servers(data_dir: Path) -> None:
@@ -172,7 +203,7 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
 
     chaos = tmp_path / "chaos"
     kills = dict.fromkeys(TARGETS, 0)
-    successes = 0
+    successes = in_compaction = 0
     for round_no in range(KILLS):
         target = rng.choice(TARGETS)
         if target == "server after success":
@@ -181,8 +212,9 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
             holder = subprocess.Popen([sys.executable, "-c", HOLD, str(chaos)],
                                       stdout=subprocess.PIPE)  # fmt: skip
             assert holder.stdout and holder.stdout.readline().strip() == b"holding"
-        out = kill_during_harvest(harvest_cmd(chaos, lake, moto_endpoint), chaos, target,
-                                  rng.uniform(0.0, took * 1.1))  # fmt: skip
+        out, compacting = kill_during_harvest(harvest_cmd(chaos, lake, moto_endpoint), chaos,
+                                              target, rng.uniform(0.0, took * 1.1))  # fmt: skip
+        in_compaction += compacting
         said_success = ": success" in out
         if said_success:
             successes += 1
@@ -200,7 +232,8 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
                 f"round {round_no} (seed {seed}, {target}): a run printed success, yet "
                 f"{len(missing)} objects are gone after kill -9, e.g. {sorted(missing)[:3]}"
             )
-    print(f"kills: {kills}; runs that said success: {successes}")
+    print(f"kills: {kills} ({in_compaction} in a compaction); runs that said success: "
+          f"{successes}; {time.monotonic() - started:.0f} s")  # fmt: skip
 
     final = subprocess.run(harvest_cmd(chaos, lake, moto_endpoint), env=cli_env(),
                            capture_output=True, text=True, timeout=300)  # fmt: skip
@@ -210,3 +243,4 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
     assert got_nodes == want_nodes
     assert got_edges == want_edges
     assert not server_pids(chaos) and not server_pids(reference), "a server was left behind"
+    assert not list(chaos.glob("temp-rewriteaof-*")), "a killed compaction's file was left"

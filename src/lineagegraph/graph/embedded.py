@@ -12,7 +12,8 @@ directory. Its guarantees:
   inside it (mode 0700) with no TCP port at all.
 
 Every process using the store holds a shared flock on `store.lock`; on release, a process that
-can take it exclusively is the last user and shuts the server down.
+can take it exclusively is the last user and shuts the server down. A user leaving is also when
+a grown append-only file is compacted (never mid-ingest; see `_compact`).
 """
 
 from __future__ import annotations
