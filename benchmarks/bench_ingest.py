@@ -72,11 +72,12 @@ def server_peak_rss_mb(store: GraphStore) -> float | None:
 
 def ingest(
     settings: GraphSettings, assets: int, appendfsync: str | None
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
     """Nodes/s and relationships/s into a fresh store with the given AOF policy, the server's
     CPU seconds for them (what the other processes of a loaded machine hardly change), and the
     seconds its close took (the last user compacts a grown append-only file, then stops)."""
-    with FalkorDBStore(settings, appendfsync=appendfsync) as store:
+    store = FalkorDBStore(settings, appendfsync=appendfsync)
+    with store:
         n_nodes, t_nodes = timed_write(store, shapes.assets(assets))
         n_edges, t_edges = timed_write(store, shapes.flows(assets))
         cpu = server_cpu_s(store._server.server_pid())

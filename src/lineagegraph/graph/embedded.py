@@ -270,10 +270,10 @@ class EmbeddedServer:
     def _compact(self, *, wait: bool) -> None:
         """Fold a grown append-only file into a snapshot, when a user leaves.
 
-        The server's automatic rewrite is off: it forked mid-ingest and cost a third of the
-        ingest rate at 1M assets. A user leaving is the point where nobody waits on the
-        rewrite; the last one waits for it before stopping the server. A failed compaction
-        loses nothing (the file is only larger), so it is a warning.
+        The server's automatic rewrite is off: it forks a copy of the whole graph in the middle
+        of an ingest, which then competes with it for CPU, memory and disk. A user leaving is
+        the point where nobody waits on the rewrite; the last one waits for it before stopping
+        the server. A failed compaction loses nothing (the file is only larger): a warning.
         """
         if self.appendfsync is None:
             return
