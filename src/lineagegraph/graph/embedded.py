@@ -46,9 +46,10 @@ REWRITE_LEFTOVERS = "temp-rewriteaof-*.aof"
 START_TIMEOUT_S = 15.0
 LOAD_TIMEOUT_S = 1800.0
 STOP_TIMEOUT_S = 120.0
-LOG_TAIL_LINES = 8
 # The append-only file is compacted once it grew by more than this and than its base.
 COMPACT_MIN_BYTES = 64 * 1024 * 1024
+# How much of the server's log a start or stop error quotes.
+LOG_TAIL_LINES = 8
 LOG_TAIL_BYTES = 8192
 
 
@@ -361,7 +362,8 @@ class EmbeddedServer:
         try:
             with path.open("rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
-                lines = f.read().decode(errors="replace").splitlines()[-LOG_TAIL_LINES:]
+                text = f.read().decode(errors="replace")
+            lines = [line for line in text.splitlines() if line.strip()][-LOG_TAIL_LINES:]
         except OSError:
             lines = []
         tail = "".join(f"\n  {line}" for line in lines)
