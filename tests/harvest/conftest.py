@@ -1,6 +1,7 @@
 """Fixtures of the harvester tests. Each source keeps its own in a module of its own and is
 imported here (S3: s3_fixtures)."""
 
+from dbt_fixtures import dbt_build  # noqa: F401  (fixtures are found by name)
 from s3_fixtures import (  # noqa: F401  (fixtures are found by name)
     bucket,
     fault_proxy,

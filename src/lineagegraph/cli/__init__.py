@@ -8,6 +8,7 @@ from types import FrameType
 
 from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
     core,  # init, status, query
+    dbt,  # harvest dbt
     demo,  # demo
     harvest_all,  # harvest all
     lineage,  # path, upstream, downstream, impact, columns

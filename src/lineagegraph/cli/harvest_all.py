@@ -52,6 +52,13 @@ SOURCES = (
         "spark spool is empty",
         "[spark] spool_dir (a directory of spooled Spark events)",
     ),
+    Source(
+        "dbt",
+        "dbt",
+        lambda s: s.dbt.target_path is not None,
+        "no [dbt] target_path",
+        "[dbt] target_path (a dbt project's target directory)",
+    ),
 )
 
 
