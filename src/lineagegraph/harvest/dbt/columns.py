@@ -10,32 +10,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sqlglot import exp
+from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 from sqlglot.lineage import Node, lineage
 
-RelationKey = tuple[str, ...]
-"""A relation's lower-cased (database, schema, table), the way SQL may name it."""
+from lineagegraph.harvest.dbt.trace import RelationKey, Sources, relation_key, trace
+
+__all__ = ["ColumnLineageError", "RelationKey", "column_sources", "relation_key"]
 
 
 class ColumnLineageError(ValueError):
     """SQL that sqlglot cannot read or trace; the model keeps its table-level lineage."""
 
 
-def relation_key(database: str | None, schema: str | None, table: str) -> RelationKey:
-    return tuple(p.lower() for p in (database, schema, table) if p)
-
-
 def column_sources(
     sql: str,
     dialect: str | None,
     upstream: Mapping[RelationKey, Sequence[str]],
-) -> dict[str, list[tuple[RelationKey, str]]]:
+    *,
+    fast: bool = True,
+) -> Sources:
     """Each output column of `sql` and the upstream (relation, column) pairs it is made from.
 
     `upstream` gives the columns of each relation the SQL reads, so `select *` and unqualified
-    names resolve. Output names are as sqlglot reads them (unquoted ones normalized).
+    names resolve. The fast path (lineagegraph.harvest.dbt.trace) reads common SELECTs; others
+    (or all, without `fast`) go through sqlglot's lineage.
     """
+    try:
+        tree = parse_one(sql, dialect=dialect)
+    except (SqlglotError, RecursionError, ValueError) as exc:
+        raise ColumnLineageError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+    if fast:
+        found = trace(tree, upstream)
+        if found is not None:
+            return found
     schema: dict[str, dict[str, dict[str, dict[str, str]]]] = {}
     for key, columns in upstream.items():
         if len(key) == 3:
@@ -43,7 +51,7 @@ def column_sources(
                 (c.lower() for c in columns), "text"
             )
     try:
-        nodes = lineage(None, sql, schema, dialect=dialect)
+        nodes = lineage(None, tree, schema, dialect=dialect, copy=False)
     except (SqlglotError, RecursionError, ValueError, KeyError) as exc:
         raise ColumnLineageError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
     assert isinstance(nodes, dict)

@@ -6,6 +6,10 @@ writes the values. Test results are returned as CheckResult values for the quali
 
 from __future__ import annotations
 
+import queue
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,8 +17,11 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.dbt.artifacts import load
 from lineagegraph.harvest.dbt.naming import Naming
 from lineagegraph.harvest.dbt.project import SYSTEM, Project
-from lineagegraph.model import CheckResult
+from lineagegraph.model import CheckResult, Item
 from lineagegraph.pipeline import HarvestRun, harvest_run
+
+CHUNK = 2000  # values handed from the parsing thread to the writer at a time
+AHEAD = 8  # chunks parsed ahead of the writer at most: bounds memory
 
 
 @dataclass
@@ -59,7 +66,7 @@ def harvest_dbt(
     )  # fmt: skip
     report = DbtReport(project.naming.adapter)
     with harvest_run(store, SYSTEM, str(project.artifacts.target.resolve())) as (run, writer):
-        writer.add_all(project.items())
+        writer.add_all(parsed_ahead(project.items()))
         report.checks = project.checks()
         report.counts = dict(project.report.counts)
         report.problems = project.report.problems
@@ -68,3 +75,39 @@ def harvest_dbt(
         if report.problems:
             run.error = f"{len(report.problems)} problems; first: {report.problems[0]}"
     return run, report
+
+
+def parsed_ahead(items: Iterable[Item]) -> Iterator[Item]:
+    """`items`, produced on a thread of their own: parsing SQL (Python) and writing (the store
+    server, while this thread waits on its socket) then use both cores. Order is kept, so
+    nodes still come before the edges that need them; an error in parsing is raised here."""
+    chunks: queue.Queue[list[Item] | BaseException | None] = queue.Queue(AHEAD)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            chunk: list[Item] = []
+            for item in items:
+                chunk.append(item)
+                if len(chunk) >= CHUNK:
+                    chunks.put(chunk)
+                    chunk = []
+                    if stop.is_set():
+                        return
+            chunks.put(chunk)
+            chunks.put(None)
+        except BaseException as exc:  # handed to the consumer, which raises it
+            chunks.put(exc)
+
+    thread = threading.Thread(target=produce, name="dbt-parse", daemon=True)
+    thread.start()
+    try:
+        while (chunk := chunks.get()) is not None:
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield from chunk
+    finally:
+        stop.set()
+        while thread.is_alive():  # let a producer blocked on a full queue see `stop`
+            with suppress(queue.Empty):
+                chunks.get(timeout=0.1)
