@@ -20,6 +20,7 @@ from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.dbt import harvest_dbt, read_project
 from lineagegraph.harvest.dbt.artifacts import ArtifactError
+from lineagegraph.harvest.dbt.harvester import parsed_ahead
 from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.model import Asset, CheckResult, Column, ColumnFeed, Flow, Transformation
 from lineagegraph.pipeline import last_watermark
@@ -260,3 +261,34 @@ def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) ->
     assert (
         missing.exit_code == 2 and "give --target-path or set [dbt] target_path" in missing.output
     )
+
+
+def test_bad_names_are_skipped_and_reported_not_fatal(
+    store: GraphStore, dbt_build: DbtBuild, tmp_path: Path
+) -> None:
+    target = _copy(dbt_build.duckdb, tmp_path)
+    catalog = json.loads((target / "catalog.json").read_text())
+    columns = catalog["nodes"]["model.shop.stg_orders"]["columns"]
+    columns["order#id"] = {**columns["order_id"], "name": "order#id", "index": 99}
+    (target / "catalog.json").write_text(json.dumps(catalog))
+    run, report = harvest_dbt(store, target, namespace=dbt_build.duckdb_namespace)
+    assert run.status == "partial"
+    assert report.problems == [
+        "model.shop.stg_orders: column skipped: column name contains '#': 'order#id' (of "
+        f"'{dbt_build.duckdb_namespace}/shop.main.stg_orders')"
+    ]
+    assert len(edges(store, "FLOWS_TO")) == 3 and len(edges(store, "FEEDS")) == 7
+
+
+def test_parsing_ahead_keeps_order_and_raises_what_parsing_raised() -> None:
+    def values(fail_at: int | None) -> Any:
+        for n in range(5_000):
+            if n == fail_at:
+                raise ValueError(f"bad value {n}")
+            yield n
+
+    assert list(parsed_ahead(values(None))) == list(range(5_000))  # type: ignore[arg-type]
+    seen: list[int] = []
+    with pytest.raises(ValueError, match="bad value 4100"):
+        seen.extend(parsed_ahead(values(4100)))  # type: ignore[arg-type]
+    assert seen == list(range(4000))  # two whole chunks were handed over before the error

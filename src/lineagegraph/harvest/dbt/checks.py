@@ -52,15 +52,20 @@ def check_results(
         column = node.get("column_name")
         failures = result.get("failures")
         for target_id, target in targets:
+            try:
+                tested = (
+                    identity.column_urn(target, column_name(target_id, str(column)))
+                    if column
+                    else target
+                )
+            except identity.IdentityError as exc:
+                problems.append(f"{where}: {unique_id}: {exc}")
+                continue
             yield CheckResult(
                 urn=unique_id,
                 system=SYSTEM,
                 name=str(node.get("name") or unique_id),
-                target=(
-                    identity.column_urn(target, column_name(target_id, str(column)))
-                    if column
-                    else target
-                ),
+                target=tested,
                 status=status,  # type: ignore[arg-type]  (checked against STATUSES)
                 at=_completed(result, default_at, where),
                 run_id=run_id,

@@ -70,7 +70,10 @@ class Project:
                 if (node.get("config") or {}).get("materialized") == "ephemeral":
                     self.ephemeral.add(unique_id)
                     continue
-                self.urns[unique_id] = naming.relation_urn(node)
+                try:
+                    self.urns[unique_id] = naming.relation_urn(node)
+                except identity.IdentityError as exc:
+                    self.report.problems.append(f"{unique_id}: skipped: {exc}")
         self.report.add("ephemeral", len(self.ephemeral))
         self.report.add("disabled", sum(len(v) for v in (manifest.get("disabled") or {}).values()))
         self._runs = self._model_runs()
@@ -122,8 +125,13 @@ class Project:
             yield Asset(urn, "Table", identity.system_of(urn), identity.name_of(urn), self.at,
                         _props(unique_id, node))  # fmt: skip
             for name in self.columns(unique_id):
+                try:
+                    column = identity.column_urn(urn, name)
+                except identity.IdentityError as exc:
+                    self.report.problems.append(f"{unique_id}: column skipped: {exc}")
+                    continue
                 self.report.add("columns")
-                yield Column(identity.column_urn(urn, name), urn, name, self.at)
+                yield Column(column, urn, name, self.at)
         for unique_id, urn in self.urns.items():
             if self.nodes[unique_id].get("resource_type") in BUILT:
                 yield from self._built(unique_id, urn)
@@ -145,15 +153,17 @@ class Project:
         if not sql:
             self.report.add("models_without_compiled_sql")
             return
-        upstream: dict[RelationKey, tuple[str, list[str]]] = {}
+        upstream: dict[RelationKey, tuple[str, dict[str, str]]] = {}
         for parent in self.upstream(unique_id):
             node = self.nodes[parent]
             table = node.get("alias") or node.get("identifier") or node.get("name")
             key = relation_key(node.get("database"), node.get("schema"), str(table))
-            upstream[key] = (self.urns[parent], self.columns(parent))
+            upstream[key] = (self.urns[parent], {c.lower(): c for c in self.columns(parent)})
         try:
             sources = column_sources(
-                sql, self.naming.dialect, {k: cols for k, (_, cols) in upstream.items()}
+                sql,
+                self.naming.dialect,
+                {k: list(cols.values()) for k, (_, cols) in upstream.items()},
             )
         except ColumnLineageError as exc:
             self.report.add("models_sql_unreadable")
@@ -161,20 +171,36 @@ class Project:
             return
         own = {c.lower(): c for c in self.columns(unique_id)}
         for column, pairs in sources.items():
-            dst = identity.column_urn(urn, own.get(column.lower(), column))
-            for key, source_column in pairs:
-                parent = upstream.get(key)
-                if parent is None:
-                    continue  # a relation the manifest does not name (a hard-coded table)
-                names = {c.lower(): c for c in parent[1]}
-                src_name = names.get(source_column.lower(), source_column)
-                src = identity.column_urn(parent[0], src_name)
-                if src_name not in parent[1]:  # a column the catalog or YAML did not list
-                    yield Column(src, parent[0], src_name, self.at)
-                if column.lower() not in own:
-                    yield Column(dst, urn, own.get(column.lower(), column), self.at)
-                self.report.add("column_feeds")
-                yield ColumnFeed(src, dst, at, job)
+            try:
+                yield from self._feeds(urn, own, column, pairs, upstream, at, job)
+            except identity.IdentityError as exc:
+                self.report.problems.append(f"{unique_id}: column lineage skipped: {exc}")
+
+    def _feeds(
+        self,
+        urn: str,
+        own: dict[str, str],
+        column: str,
+        pairs: list[tuple[RelationKey, str]],
+        upstream: dict[RelationKey, tuple[str, dict[str, str]]],
+        at: int,
+        job: str,
+    ) -> Iterator[Item]:
+        """One output column's FEEDS, from the upstream columns the SQL made it of."""
+        name = own.get(column.lower(), column)
+        dst = identity.column_urn(urn, name)
+        if column.lower() not in own and pairs:  # a column the catalog or YAML did not list
+            yield Column(dst, urn, name, self.at)
+        for key, source_column in pairs:
+            parent = upstream.get(key)
+            if parent is None:
+                continue  # a relation the manifest does not name (a hard-coded table)
+            src_name = parent[1].get(source_column.lower(), source_column)
+            src = identity.column_urn(parent[0], src_name)
+            if source_column.lower() not in parent[1]:
+                yield Column(src, parent[0], src_name, self.at)
+            self.report.add("column_feeds")
+            yield ColumnFeed(src, dst, at, job)
 
     @property
     def _invocation(self) -> str:
