@@ -210,6 +210,32 @@ def test_unknown_manifest_versions_fail_clearly(
         read_project(target, snowflake_account=SNOWFLAKE_ACCOUNT)
 
 
+@pytest.mark.parametrize("version", [10, 11])
+def test_older_manifest_shapes_read_like_v12(
+    dbt_build: DbtBuild, tmp_path: Path, version: int
+) -> None:
+    """The real v12 manifest rewritten in the shape of v10/v11 (dbt 1.6/1.7): keys added
+    since then removed, and seeds' depends_on without `nodes`, as those versions write it."""
+    target = _copy(dbt_build.duckdb, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["metadata"]["dbt_schema_version"] = (
+        f"https://schemas.getdbt.com/dbt/manifest/v{version}.json"
+    )
+    for key in ("unit_tests", "saved_queries", "semantic_models"):
+        manifest.pop(key, None)
+    for node in manifest["nodes"].values():
+        for key in ("doc_blocks", "time_spine", "primary_key"):
+            node.pop(key, None)
+        if node["resource_type"] == "seed":
+            node["depends_on"] = {"macros": []}
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    namespace = dbt_build.duckdb_namespace
+    older = read_project(target, namespace=namespace)
+    current = read_project(dbt_build.duckdb, namespace=namespace)
+    assert list(older.items()) == list(current.items())
+    assert older.checks() == current.checks()
+
+
 def test_missing_and_broken_artifacts_name_the_file(dbt_build: DbtBuild, tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match=r"no dbt manifest at .*run `dbt parse`"):
         read_project(tmp_path, snowflake_account=SNOWFLAKE_ACCOUNT)
