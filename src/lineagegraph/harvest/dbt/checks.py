@@ -10,7 +10,6 @@ from lineagegraph.harvest.dbt.artifacts import Artifacts, iso_ms
 from lineagegraph.model import CheckResult, CheckStatus
 
 SYSTEM = "dbt"
-STATUSES = frozenset(get_args(CheckStatus))
 
 
 def check_results(
@@ -39,11 +38,12 @@ def check_results(
         node = nodes.get(unique_id)
         if node is None or node.get("resource_type") != "test":
             continue
-        status = str(result.get("status") or "").lower()
-        if status == "success":
-            continue  # compiled, not run (`dbt compile`, `dbt docs generate`)
-        if status not in STATUSES:
-            problems.append(f"{where}: {unique_id}: unknown test status {status!r}")
+        status = _status(result.get("status"))
+        if status is None:
+            if result.get("status") != "success":  # success: compiled, not run (docs generate)
+                problems.append(
+                    f"{where}: {unique_id}: unknown test status {result.get('status')!r}"
+                )
             continue
         targets = _targets(node, asset_urn)
         if not targets:
@@ -66,11 +66,18 @@ def check_results(
                 system=SYSTEM,
                 name=str(node.get("name") or unique_id),
                 target=tested,
-                status=status,  # type: ignore[arg-type]  (checked against STATUSES)
+                status=status,
                 at=_completed(result, default_at, where),
                 run_id=run_id,
                 failures=failures if isinstance(failures, int) else None,
             )
+
+
+def _status(value: Any) -> CheckStatus | None:
+    for status in get_args(CheckStatus):
+        if value == status:
+            return status  # type: ignore[no-any-return]
+    return None
 
 
 def _targets(node: dict[str, Any], asset_urn: Callable[[str], str | None]) -> list[tuple[str, str]]:

@@ -17,9 +17,9 @@ from sqlglot import exp
 RelationKey = tuple[str, ...]
 Pairs = list[tuple[RelationKey, str]]
 Sources = dict[str, Pairs]  # output column -> the (relation, column) pairs it is made from
-# FROM and JOIN items by lower-cased alias: a table's key, or a derived table's outputs
-# (lower-cased names).
-_Scope = dict[str, tuple[RelationKey | None, Sources | None]]
+# FROM and JOIN items by lower-cased alias: a table's key (a tuple), or a derived table's
+# outputs (a dict, lower-cased names).
+_Scope = dict[str, RelationKey | Sources]
 
 
 class _Unsupported(Exception):
@@ -31,7 +31,7 @@ def relation_key(database: str | None, schema: str | None, table: str) -> Relati
     return tuple(p.lower() for p in (database, schema, table) if p)
 
 
-def trace(tree: exp.Expression, upstream: Mapping[RelationKey, Sequence[str]]) -> Sources | None:
+def trace(tree: exp.Expr, upstream: Mapping[RelationKey, Sequence[str]]) -> Sources | None:
     """Each output column of a parsed query and the relation columns it is made from; None
     when the query has a shape this fast path does not read."""
     try:
@@ -45,7 +45,7 @@ class _Tracer:
         self.upstream = {key: [c.lower() for c in cols] for key, cols in upstream.items()}
         self._done: dict[int, Sources] = {}  # a CTE's outputs, traced once
 
-    def select(self, node: exp.Expression, ctes: dict[str, exp.Expression]) -> Sources:
+    def select(self, node: exp.Expr, ctes: dict[str, exp.Expr]) -> Sources:
         if not isinstance(node, exp.Select):
             raise _Unsupported(type(node).__name__)
         known = id(node)
@@ -62,7 +62,7 @@ class _Tracer:
         self._done[known] = out
         return out
 
-    def _sources(self, node: exp.Select, scope: dict[str, exp.Expression]) -> _Scope:
+    def _sources(self, node: exp.Select, scope: dict[str, exp.Expr]) -> _Scope:
         """FROM and JOIN relations by alias: a table (its key) or a derived one (its outputs)."""
         found: _Scope = {}
         items = [node.args.get("from_"), *(node.args.get("joins") or [])]
@@ -77,21 +77,19 @@ class _Tracer:
             if isinstance(source, exp.Table) and isinstance(source.this, exp.Identifier):
                 cte = scope.get(source.name.lower()) if not source.db else None
                 if cte is not None:
-                    found[alias] = (None, _lowered(self.select(cte, scope)))
+                    found[alias] = _lowered(self.select(cte, scope))
                 else:
-                    found[alias] = (relation_key(source.catalog, source.db, source.name), None)
+                    found[alias] = relation_key(source.catalog, source.db, source.name)
             elif isinstance(source, exp.Subquery):
-                found[alias] = (None, _lowered(self.select(source.this, scope)))
+                found[alias] = _lowered(self.select(source.this, scope))
             else:
                 raise _Unsupported(type(source).__name__)
         if not found or any(node.args.get(k) for k in ("laterals", "pivots", "exclude")):
             raise _Unsupported("no FROM, or LATERAL, PIVOT or EXCLUDE")
         return found
 
-    def _projection(
-        self, projection: exp.Expression, sources: _Scope
-    ) -> Iterator[tuple[str, Pairs]]:
-        star = projection if isinstance(projection, exp.Star) else None
+    def _projection(self, projection: exp.Expr, sources: _Scope) -> Iterator[tuple[str, Pairs]]:
+        star: exp.Expr | None = projection if isinstance(projection, exp.Star) else None
         if isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star):
             star = projection
         if star is not None:
@@ -107,9 +105,9 @@ class _Tracer:
         if not name or projection.find(exp.Subquery, exp.Select):
             raise _Unsupported("an unnamed projection or a subquery in it")
         pairs: Pairs = []
-        for column in projection.find_all(exp.Column):
-            alias = column.table.lower() if column.table else self._owner(column.name, sources)
-            for pair in self._resolve(alias, column.name.lower(), sources):
+        for ref in projection.find_all(exp.Column):
+            alias = ref.table.lower() if ref.table else self._owner(ref.name, sources)
+            for pair in self._resolve(alias, ref.name.lower(), sources):
                 if pair not in pairs:
                     pairs.append(pair)
         yield name, pairs
@@ -117,10 +115,10 @@ class _Tracer:
     def _columns_of(self, sources: _Scope, alias: str) -> list[str]:
         if alias not in sources:
             raise _Unsupported(f"unknown alias {alias}")
-        key, derived = sources[alias]
-        if derived is not None:
-            return list(derived)
-        columns = self.upstream.get(key)
+        source = sources[alias]
+        if isinstance(source, dict):
+            return list(source)
+        columns = self.upstream.get(source)
         if not columns:
             raise _Unsupported("* over a relation of unknown columns")
         return columns
@@ -137,12 +135,12 @@ class _Tracer:
     def _resolve(self, alias: str, column: str, sources: _Scope) -> Pairs:
         if alias not in sources:
             raise _Unsupported(f"unknown alias {alias}")
-        key, derived = sources[alias]
-        if derived is None:
-            return [(key, column)]
-        if column not in derived:
+        source = sources[alias]
+        if isinstance(source, tuple):
+            return [(source, column)]
+        if column not in source:
             raise _Unsupported(f"{column} is not an output of {alias}")
-        return derived[column]
+        return source[column]
 
 
 def _lowered(outputs: Sources) -> Sources:
