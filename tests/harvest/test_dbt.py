@@ -239,7 +239,15 @@ def test_older_manifest_shapes_read_like_v12(
 def test_missing_and_broken_artifacts_name_the_file(dbt_build: DbtBuild, tmp_path: Path) -> None:
     with pytest.raises(ArtifactError, match=r"no dbt manifest at .*run `dbt parse`"):
         read_project(tmp_path, snowflake_account=SNOWFLAKE_ACCOUNT)
-    target = _copy(dbt_build.duckdb, tmp_path)
+    target = _copy(dbt_build.snowflake, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["nodes"]["model.shop.fct_sales"] = ["not", "a", "node"]
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(
+        ArtifactError, match=r"manifest.json: nodes\['model.shop.fct_sales'\] is not"
+    ):
+        read_project(target, snowflake_account=SNOWFLAKE_ACCOUNT)
+    target = _copy(dbt_build.duckdb, tmp_path / "duckdb")
     (target / "catalog.json").write_text('{"nodes": ')
     with pytest.raises(ArtifactError, match=r"catalog.json: unreadable dbt artifact"):
         read_project(target, namespace="duckdb:///x.duckdb")

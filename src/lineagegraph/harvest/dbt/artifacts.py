@@ -75,8 +75,12 @@ def manifest_version(manifest: Any, where: Path) -> int:
             f"v{MANIFEST_VERSIONS.start}-v{MANIFEST_VERSIONS.stop - 1} (dbt 1.6 and later)"
         )
     for key in ("nodes", "sources"):
-        if not isinstance(manifest.get(key), dict):
+        section = manifest.get(key)
+        if not isinstance(section, dict):
             raise ArtifactError(f"{where}: manifest has no {key!r} object")
+        bad = next((k for k, node in section.items() if not isinstance(node, dict)), None)
+        if bad is not None:
+            raise ArtifactError(f"{where}: {key}[{bad!r}] is not an object")
     return version
 
 
