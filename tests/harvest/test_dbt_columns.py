@@ -1,12 +1,14 @@
-"""Column lineage of dbt SQL: the fast path agrees with sqlglot's lineage, and hands over what
-it does not read exactly."""
+"""Column lineage of dbt SQL (the fast path agrees with sqlglot's lineage, and hands over what
+it does not read exactly), and the urns of relations per adapter."""
 
 from __future__ import annotations
 
 import pytest
 from sqlglot import parse_one
 
+from lineagegraph import identity
 from lineagegraph.harvest.dbt.columns import ColumnLineageError, column_sources
+from lineagegraph.harvest.dbt.naming import Naming
 from lineagegraph.harvest.dbt.trace import trace
 
 ORDERS, CUSTOMERS = ("db", "main", "orders"), ("db", "main", "customers")
@@ -86,3 +88,35 @@ def test_snowflake_names_compare_without_case() -> None:
         "order_id": {(("raw", "sales", "orderlines"), "order_id")},
         "amount_usd": {(("raw", "sales", "orderlines"), "amount")},
     }
+
+
+# --- naming per adapter (OpenLineage's dataset naming) ---------------------------------------
+
+NODE = {"database": "shop", "schema": "public", "alias": "orders", "name": "orders_model",
+        "relation_name": '"shop"."public"."orders"'}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("adapter", "namespace", "urn"),
+    [
+        ("postgres", "postgres://db.example.com:5432", "postgres://db.example.com:5432/shop.public.orders"),
+        ("databricks", "databricks://adb-1.azuredatabricks.net",
+         "databricks://adb-1.azuredatabricks.net/shop.public.orders"),
+        ("duckdb", "duckdb:///data/dev.duckdb", "duckdb:///data/dev.duckdb/shop.public.orders"),
+        ("bigquery", None, "bigquery://shop.public.orders"),
+        # every part quoted (quoting: true): Snowflake keeps their case
+        ("snowflake", "snowflake://Acme-Prod", "snowflake://acme-prod/shop.public.orders"),
+    ],
+)  # fmt: skip
+def test_relation_urns_per_adapter(adapter: str, namespace: str | None, urn: str) -> None:
+    naming = Naming.of(adapter, None, namespace)
+    assert naming.relation_urn(NODE) == urn
+    assert identity.system_of(urn) == adapter
+
+
+def test_a_source_uses_its_identifier() -> None:
+    source = {"database": "RAW", "schema": "SALES", "identifier": "orders", "name": "orders_src",
+              "relation_name": None}  # fmt: skip
+    assert Naming.of("snowflake", "acct", None).relation_urn(source) == (
+        "snowflake://acct/RAW.SALES.ORDERS"
+    )
