@@ -34,6 +34,14 @@ def run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-unt
     return invoke
 
 
+@pytest.fixture
+def ready(run):  # type: ignore[no-untyped-def]
+    """`run`, on a store that exists (read commands refuse a missing one)."""
+    created = run("init")
+    assert created.exit_code == 0, created.output
+    return run
+
+
 def all_commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
     found = []
     for name, cmd in group.commands.items():
@@ -84,41 +92,41 @@ def test_init_status_and_query_roundtrip(run) -> None:  # type: ignore[no-untype
     assert csv_out.output.splitlines() == ["urn", "snowflake://a/D.S.T"]
 
 
-def test_query_from_file_name_and_list(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_query_from_file_name_and_list(ready, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     q = tmp_path / "q.cypher"
     q.write_text("RETURN 'from file' AS x")
-    assert "from file" in run("query", "-f", str(q)).output
-    assert "status_assets" in run("query", "--list").output
-    named = run("query", "--name", "status_runs", "-p", "limit=5")
+    assert "from file" in ready("query", "-f", str(q)).output
+    assert "status_assets" in ready("query", "--list").output
+    named = ready("query", "--name", "status_runs", "-p", "limit=5")
     assert named.exit_code == 0 and "(0 rows)" in named.output
 
 
-def test_output_file(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_output_file(ready, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     target = tmp_path / "out.md"
-    result = run("query", "RETURN 1 AS one", "--format", "markdown", "-o", str(target))
+    result = ready("query", "RETURN 1 AS one", "--format", "markdown", "-o", str(target))
     assert result.exit_code == 0
     assert target.read_text().splitlines() == ["| one |", "|---|", "| 1 |"]
 
 
-def test_writes_need_write_and_change_nothing(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("query", "CREATE (:Asset {urn: 'x'})")
+def test_writes_need_write_and_change_nothing(ready) -> None:  # type: ignore[no-untyped-def]
+    result = ready("query", "CREATE (:Asset {urn: 'x'})")
     assert result.exit_code == 4
     assert result.output.strip() == f"error: {WRITE_REFUSED}"
-    count = run("query", "MATCH (n:Asset) RETURN count(n) AS n", "--format", "json")
+    count = ready("query", "MATCH (n:Asset) RETURN count(n) AS n", "--format", "json")
     assert json.loads(count.output) == [{"n": 0}]
 
 
-def test_invalid_cypher_is_one_line_without_traceback(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("query", "MATCH (n RETURN n")
+def test_invalid_cypher_is_one_line_without_traceback(ready) -> None:  # type: ignore[no-untyped-def]
+    result = ready("query", "MATCH (n RETURN n")
     assert result.exit_code == 4
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: the embedded store rejected the query")
     assert "Traceback" not in result.output
 
 
-def test_debug_shows_the_traceback_and_keeps_the_exit_code(run) -> None:  # type: ignore[no-untyped-def]
-    plain = run("query", "MATCH (n RETURN n")
-    result = run("--debug", "query", "MATCH (n RETURN n")
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(ready) -> None:  # type: ignore[no-untyped-def]
+    plain = ready("query", "MATCH (n RETURN n")
+    result = ready("--debug", "query", "MATCH (n RETURN n")
     assert plain.exit_code == result.exit_code == 4
     assert "Traceback" in result.output and "QueryError" in result.output
     assert result.output.strip().splitlines()[-1] == plain.output.strip()
@@ -128,6 +136,24 @@ def test_query_argument_rules(run) -> None:  # type: ignore[no-untyped-def]
     assert run("query").exit_code == 2
     bad = run("query", "RETURN 1", "-p", "novalue")
     assert bad.exit_code == 2 and "expected KEY=VALUE" in bad.output
+
+
+@pytest.mark.parametrize("command", [["status"], ["query", "RETURN 1"]])
+def test_reads_refuse_a_missing_store_and_create_nothing(run, tmp_path: Path, command) -> None:  # type: ignore[no-untyped-def]
+    result = run(*command)
+    assert result.exit_code == 3, result.output
+    assert "no graph store at" in result.output and "does not exist" in result.output
+    assert not (tmp_path / "store").exists()
+    (tmp_path / "store").mkdir()
+    empty = run(*command)
+    assert empty.exit_code == 3 and "holds no store files" in empty.output
+    assert list((tmp_path / "store").iterdir()) == []
+
+
+def test_a_write_query_creates_the_store(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    made = run("query", "--write", "CREATE (:Asset {urn: 'u'}) RETURN 1 AS one")
+    assert made.exit_code == 0, made.output
+    assert run("status").exit_code == 0
 
 
 def test_unreachable_neo4j_is_clear_and_keeps_secrets(run) -> None:  # type: ignore[no-untyped-def]
@@ -174,8 +200,8 @@ def test_secret_values_are_masked_wherever_they_leak() -> None:
 
 @pytest.mark.parametrize("command", [["status"], ["query", "RETURN 1"]])
 def test_a_closed_stdout_ends_quietly_with_sigpipe_status(
-    tmp_path: Path, command: list[str]
-) -> None:
+    ready, tmp_path: Path, command: list[str]
+) -> None:  # type: ignore[no-untyped-def]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
     read_end, write_end = os.pipe()
@@ -192,8 +218,8 @@ def test_a_closed_stdout_ends_quietly_with_sigpipe_status(
     assert result.stderr == ""
 
 
-def test_unknown_environment_variables_are_named_with_the_closest_setting(run) -> None:  # type: ignore[no-untyped-def]
-    result = run("status", LINEAGEGRAPH_GRAPH__DATADIR="/elsewhere", LINEAGEGRAPH_GRAPHS="x",
+def test_unknown_environment_variables_are_named_with_the_closest_setting(ready) -> None:  # type: ignore[no-untyped-def]
+    result = ready("status", LINEAGEGRAPH_GRAPH__DATADIR="/elsewhere", LINEAGEGRAPH_GRAPHS="x",
                  LINEAGEGRAPH_CONFIG="", LINEAGEGRAPH_TEST_RGW="")  # fmt: skip
     assert result.exit_code == 0, result.output
     assert (

@@ -16,6 +16,7 @@ from lineagegraph.graph.statements import statement, statement_names
 from lineagegraph.output import FORMATS, render
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
+from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)
 
@@ -47,6 +48,7 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
     Example:
       lineagegraph status --max-age-hours 6 --format json
     """
+    require_existing_store(app.settings)
     with app.store() as store:
         facts = graph_status(store, now_ms(), max_age_hours, runs)
         where = f"{store.backend} ({store.location})"
@@ -132,8 +134,11 @@ def query(
     text = cypher or (file.read() if file else statement(name or ""))
     if not text.strip():
         raise QueryError("the query is empty")
+    values = parse_params(params)
+    if not write:
+        require_existing_store(app.settings)
     with app.store() as store:
-        result = store.execute(text, parse_params(params), write=write)
+        result = store.execute(text, values, write=write)
     rendered = render(result.columns, result.rows, fmt)
     if output:
         output.write_text(rendered + "\n", encoding="utf-8")
