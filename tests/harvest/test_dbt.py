@@ -32,6 +32,7 @@ account_usage = snowflake_fixtures.account_usage
 SF = f"snowflake://{SNOWFLAKE_ACCOUNT}/"
 FCT, STG = SF + "ANALYTICS.MARTS.FCT_SALES", SF + "ANALYTICS.MARTS.STG_ORDERS"
 SEED, SOURCE = SF + "ANALYTICS.MARTS.RAW_CUSTOMERS", SF + "RAW.SALES.OrderLines"
+SNAP = SF + "ANALYTICS.MARTS.ORDERS_SNAPSHOT"
 
 
 def rows(store: GraphStore, cypher: str, **params: Any) -> list[dict[str, Any]]:
@@ -54,7 +55,7 @@ def test_snowflake_urns_follow_snowflake_case_rules(dbt_build: DbtBuild) -> None
     assets = {i.urn: i for i in items if isinstance(i, Asset)}
     # unquoted fct_sales is stored FCT_SALES; the quoted mixed-case source keeps its case;
     # the ephemeral stg_customers is no relation; the disabled old_orders is skipped.
-    assert set(assets) == {FCT, STG, SEED, SOURCE}
+    assert set(assets) == {FCT, STG, SEED, SOURCE, SNAP}
     assert {a.kind for a in assets.values()} == {"Table"}
     assert assets[FCT].props == {
         "dbt_unique_id": "model.shop.fct_sales",
@@ -62,9 +63,13 @@ def test_snowflake_urns_follow_snowflake_case_rules(dbt_build: DbtBuild) -> None
     }
     flows = {(f.src, f.dst) for f in items if isinstance(f, Flow)}
     # fct_sales reads the ephemeral stg_customers, which reads the seed: lineage passes through
-    assert flows == {(SOURCE, STG), (STG, FCT), (SEED, FCT)}
+    assert flows == {(SOURCE, STG), (STG, FCT), (SEED, FCT), (STG, SNAP)}
     jobs = {t.urn: t for t in items if isinstance(t, Transformation)}
-    assert set(jobs) == {"dbt://shop/model.shop.fct_sales", "dbt://shop/model.shop.stg_orders"}
+    assert set(jobs) == {
+        "dbt://shop/model.shop.fct_sales",
+        "dbt://shop/model.shop.stg_orders",
+        "dbt://shop/snapshot.shop.orders_snapshot",
+    }
     assert jobs["dbt://shop/model.shop.fct_sales"].system == "dbt"
     assert jobs["dbt://shop/model.shop.fct_sales"].reads == (STG, SEED)
     columns = {c.urn for c in items if isinstance(c, Column)}
@@ -72,7 +77,7 @@ def test_snowflake_urns_follow_snowflake_case_rules(dbt_build: DbtBuild) -> None
     assert FCT + "#AMOUNT_CENTS" in columns and SOURCE + "#ORDER_ID" in columns
     assert project.report.counts["ephemeral"] == 1 and project.report.counts["disabled"] == 1
     # `dbt parse` compiles nothing: no SQL to read column lineage from, and it says so
-    assert project.report.counts["models_without_compiled_sql"] == 2
+    assert project.report.counts["models_without_compiled_sql"] == 3  # the snapshot too
 
 
 def test_dbt_model_and_access_history_meet_on_one_node(
@@ -131,7 +136,8 @@ def test_duckdb_build_gives_columns_lineage_and_checks(dbt_build: DbtBuild) -> N
     base = dbt_build.duckdb_namespace + "/shop."
     fct, stg = base + "main.fct_sales", base + "main.stg_orders"
     seed, source = base + "main.raw_customers", base + "raw_sales.orders"
-    assert {i.urn for i in items if isinstance(i, Asset)} == {fct, stg, seed, source}
+    snap = base + "main.orders_snapshot"
+    assert {i.urn for i in items if isinstance(i, Asset)} == {fct, stg, seed, source, snap}
     assert {i.system for i in items if isinstance(i, Asset)} == {"duckdb"}
     # columns come from the catalog (the seed's were declared nowhere in YAML)
     columns = {c.urn for c in items if isinstance(c, Column)}
@@ -146,9 +152,15 @@ def test_duckdb_build_gives_columns_lineage_and_checks(dbt_build: DbtBuild) -> N
         # through the ephemeral model, inlined as a CTE, to the seed
         (seed + "#first_name", fct + "#customer_name"),
         (seed + "#last_name", fct + "#customer_name"),
+        # the snapshot's `select *` of stg_orders, expanded by the catalog's columns
+        (stg + "#order_id", snap + "#order_id"),
+        (stg + "#customer_id", snap + "#customer_id"),
+        (stg + "#amount_usd", snap + "#amount_usd"),
     }
-    assert all(f.via == "dbt://shop/model.shop." + f.dst.split(".")[-1].split("#")[0]
-               for f in items if isinstance(f, ColumnFeed))  # fmt: skip
+    vias = {f.via for f in items if isinstance(f, ColumnFeed) and f.dst.startswith(fct)}
+    assert vias == {"dbt://shop/model.shop.fct_sales"}
+    # dbt's own snapshot columns are in the catalog
+    assert snap + "#dbt_valid_from" in columns
 
     checks = {c.urn.split(".")[2]: c for c in project.checks()}
     assert set(checks) == {"unique_fct_sales_order_id", "not_null_fct_sales_order_id",
@@ -170,19 +182,20 @@ def test_harvest_writes_the_graph_and_is_idempotent(store: GraphStore, dbt_build
     run, report = harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
     assert run.status == "success" and not report.problems
     first = (edges(store, "FLOWS_TO"), edges(store, "FEEDS"), edges(store, "COLUMN_OF"))
-    assert len(first[0]) == 3 and len(first[1]) == 7
+    assert len(first[0]) == 4 and len(first[1]) == 10
     assert edges(store, "WRITES_TO") == {
         ("dbt://shop/model.shop.fct_sales", namespace + "/shop.main.fct_sales"),
         ("dbt://shop/model.shop.stg_orders", namespace + "/shop.main.stg_orders"),
+        ("dbt://shop/snapshot.shop.orders_snapshot", namespace + "/shop.main.orders_snapshot"),
     }
-    assert rows(store, "MATCH (t:Transformation {system: 'dbt'}) RETURN count(t) AS n")[0]["n"] == 2
+    assert rows(store, "MATCH (t:Transformation {system: 'dbt'}) RETURN count(t) AS n")[0]["n"] == 3
     assert (
         last_watermark(store, "dbt", str(dbt_build.duckdb.resolve()))
         == read_project(dbt_build.duckdb, namespace=namespace).at
     )
     harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
     assert (edges(store, "FLOWS_TO"), edges(store, "FEEDS"), edges(store, "COLUMN_OF")) == first
-    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 4
+    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 5
 
 
 # --- bad input ------------------------------------------------------------------------------
@@ -271,7 +284,7 @@ def test_a_failed_harvest_writes_nothing_and_the_next_resumes(
     shutil.copy(dbt_build.snowflake / "manifest.json", target / "manifest.json")
     run, _ = harvest_dbt(store, target, snowflake_account=SNOWFLAKE_ACCOUNT)
     assert run.status == "success"
-    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 4
+    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 5
 
 
 # --- the command ----------------------------------------------------------------------------
@@ -283,8 +296,8 @@ def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) ->
     runner = CliRunner()
     result = runner.invoke(cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)], env=env)
     assert result.exit_code == 0, result.output
-    assert "duckdb project, 2 models, 1 seeds, 0 snapshots, 1 sources" in result.output
-    assert "7 column feeds; tests: 1 fail, 3 pass; run " in result.output
+    assert "duckdb project, 2 models, 1 seeds, 1 snapshots, 1 sources" in result.output
+    assert "10 column feeds; tests: 1 fail, 3 pass; run " in result.output
     env["LINEAGEGRAPH_DBT__TARGET_PATH"] = str(dbt_build.duckdb)
     result = runner.invoke(cli, ["harvest", "all", "--only", "dbt"], env=env)
     assert result.exit_code == 0, result.output
@@ -302,16 +315,16 @@ def test_bad_names_are_skipped_and_reported_not_fatal(
 ) -> None:
     target = _copy(dbt_build.duckdb, tmp_path)
     catalog = json.loads((target / "catalog.json").read_text())
-    columns = catalog["nodes"]["model.shop.stg_orders"]["columns"]
-    columns["order#id"] = {**columns["order_id"], "name": "order#id", "index": 99}
+    columns = catalog["nodes"]["seed.shop.raw_customers"]["columns"]
+    columns["first#name"] = {**columns["first_name"], "name": "first#name", "index": 99}
     (target / "catalog.json").write_text(json.dumps(catalog))
     run, report = harvest_dbt(store, target, namespace=dbt_build.duckdb_namespace)
     assert run.status == "partial"
     assert report.problems == [
-        "model.shop.stg_orders: column skipped: column name contains '#': 'order#id' (of "
-        f"'{dbt_build.duckdb_namespace}/shop.main.stg_orders')"
+        "seed.shop.raw_customers: column skipped: column name contains '#': 'first#name' (of "
+        f"'{dbt_build.duckdb_namespace}/shop.main.raw_customers')"
     ]
-    assert len(edges(store, "FLOWS_TO")) == 3 and len(edges(store, "FEEDS")) == 7
+    assert len(edges(store, "FLOWS_TO")) == 4 and len(edges(store, "FEEDS")) == 10
 
 
 def test_parsing_ahead_keeps_order_and_raises_what_parsing_raised() -> None:
