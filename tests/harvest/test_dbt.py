@@ -339,3 +339,20 @@ def test_parsing_ahead_keeps_order_and_raises_what_parsing_raised() -> None:
     with pytest.raises(ValueError, match="bad value 4100"):
         seen.extend(parsed_ahead(values(4100)))  # type: ignore[arg-type]
     assert seen == list(range(4000))  # two whole chunks were handed over before the error
+
+
+def test_cli_reports_unreadable_sql_and_strict_fails(dbt_build: DbtBuild, tmp_path: Path) -> None:
+    target = _copy(dbt_build.duckdb, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["nodes"]["model.shop.fct_sales"]["compiled_code"] = "select from where ("
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    argv = ["harvest", "dbt", "--target-path", str(target)]
+    lenient = CliRunner().invoke(cli, argv, env=env)
+    assert lenient.exit_code == 0, lenient.output
+    assert "warning: model.shop.fct_sales: no column lineage: ParseError" in lenient.output
+    assert "6 column feeds" in lenient.output  # fct_sales lost 4 and ": partial" in lenient.output
+    strict = CliRunner().invoke(cli, [*argv, "--strict"], env=env)
+    assert strict.exit_code == 5
+    assert "1 models had no column lineage (--strict)" in strict.output
