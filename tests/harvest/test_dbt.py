@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import snowflake_fixtures
 from click.testing import CliRunner
 from dbt_fixtures import SNOWFLAKE_ACCOUNT, DbtBuild
 from snowflake_fixtures import NOW, AccountUsage, Query, accessed, modified, snowflake_settings
@@ -24,10 +23,6 @@ from lineagegraph.harvest.dbt.harvester import parsed_ahead
 from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.model import Asset, CheckResult, Column, ColumnFeed, Flow, Transformation
 from lineagegraph.pipeline import last_watermark
-
-fakesnow_server = snowflake_fixtures.fakesnow_server
-sf_connection = snowflake_fixtures.sf_connection
-account_usage = snowflake_fixtures.account_usage
 
 SF = f"snowflake://{SNOWFLAKE_ACCOUNT}/"
 FCT, STG = SF + "ANALYTICS.MARTS.FCT_SALES", SF + "ANALYTICS.MARTS.STG_ORDERS"
