@@ -842,3 +842,37 @@ def test_aliases_rewrite_mounted_paths_before_folding(path: str, expected: str) 
 def test_bad_alias_is_refused() -> None:
     with pytest.raises(IdentityError, match="relative file path"):
         FoldRules(aliases=(("file:relative", "s3://b"),))
+
+
+# --- dbt -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("namespace", "parts", "urn"),
+    [
+        ("postgres://db:5432", ["shop", "public", "orders"], "postgres://db:5432/shop.public.orders"),
+        ("postgres://db:5432/", ["shop", "public", "orders"], "postgres://db:5432/shop.public.orders"),
+        ("bigquery", ["proj", "sales", "orders"], "bigquery://proj.sales.orders"),
+        ("bigquery://", ["proj", "sales", "orders"], "bigquery://proj.sales.orders"),
+        ("duckdb:///data/dev.duckdb", ["dev", "main", "t"], "duckdb:///data/dev.duckdb/dev.main.t"),
+    ],
+)  # fmt: skip
+def test_warehouse_table_urn(namespace: str, parts: list[str], urn: str) -> None:
+    assert identity.warehouse_table_urn(namespace, parts) == urn
+    assert system_of(urn) == namespace.partition(":")[0]
+
+
+@pytest.mark.parametrize(
+    ("namespace", "parts"), [("", ["a", "b"]), ("pg://h", []), ("pg://h", ["a", ""])]
+)
+def test_warehouse_table_urn_refuses_empty_parts(namespace: str, parts: list[str]) -> None:
+    with pytest.raises(IdentityError):
+        identity.warehouse_table_urn(namespace, parts)
+
+
+def test_dbt_transformation_urn() -> None:
+    urn = identity.dbt_transformation_urn("shop", "model.shop.fct_sales")
+    assert urn == "dbt://shop/model.shop.fct_sales"
+    assert system_of(urn) == "dbt" and name_of(urn) == "model.shop.fct_sales"
+    with pytest.raises(IdentityError):
+        identity.dbt_transformation_urn("", "model.shop.x")

@@ -441,6 +441,34 @@ def openlineage_urn(namespace: str, name: str, rules: FoldRules = NO_FOLD_RULES)
     return namespace.rstrip("/") + "/" + name.lstrip("/")
 
 
+def warehouse_table_urn(namespace: str, parts: Sequence[str]) -> str:
+    """A non-Snowflake warehouse table in OpenLineage's naming: ``{namespace}/{db}.{schema}.{t}``.
+
+    A namespace that is a bare platform name (BigQuery's ``bigquery``) becomes a scheme, so the
+    urn has one (``system_of`` reads it).
+
+    >>> warehouse_table_urn("postgres://db:5432", ["shop", "public", "orders"])
+    'postgres://db:5432/shop.public.orders'
+    >>> warehouse_table_urn("bigquery", ["proj", "sales", "orders"])
+    'bigquery://proj.sales.orders'
+    """
+    _require(namespace=namespace)
+    if not parts or not all(parts):
+        raise IdentityError(f"empty part in table name {list(parts)!r} (namespace {namespace!r})")
+    name = ".".join(parts)
+    if "://" not in namespace:
+        return f"{namespace.rstrip(':/').lower()}://{name}"
+    if namespace.endswith("://"):
+        return namespace + name
+    return openlineage_urn(namespace, name)
+
+
+def dbt_transformation_urn(project: str, unique_id: str) -> str:
+    """``dbt://{project}/{unique_id}``: one dbt model (or snapshot), the job that builds it."""
+    _require(project=project, unique_id=unique_id)
+    return f"dbt://{project}/{unique_id}"
+
+
 def openlineage_job_urn(namespace: str, name: str) -> str:
     """``openlineage://{job namespace}/{job name}``."""
     _require(job_namespace=namespace, job_name=name)

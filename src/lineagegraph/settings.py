@@ -354,6 +354,31 @@ class ReportSettings(Section):
     top_n: int = Field(10, ge=1, description="How many datasets the reports rank by cost.")
 
 
+class DbtSettings(Section):
+    """`harvest dbt`: where a dbt project's artifacts are and how its relations are named."""
+
+    target_path: Path | None = Field(
+        None,
+        description="The dbt project's target directory (manifest.json, and catalog.json and "
+        "run_results.json when there); unset = dbt is not harvested by `harvest all`.",
+    )
+    namespace: str | None = Field(
+        None,
+        description="OpenLineage namespace of a non-Snowflake warehouse, e.g. "
+        "postgres://db.example.com:5432, databricks://adb-1.azuredatabricks.net, "
+        "duckdb:///data/dev.duckdb (BigQuery needs none). Snowflake projects use "
+        "[identity] snowflake_account.",
+    )
+    column_lineage: bool = Field(
+        True, description="Derive column lineage from each model's compiled SQL (sqlglot)."
+    )
+
+    @field_validator("target_path", "namespace", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+
 class Settings(BaseSettings):
     """All of lineagegraph's settings; each source adds its own section."""
 
@@ -370,6 +395,7 @@ class Settings(BaseSettings):
     snowflake: SnowflakeSettings = Field(default_factory=SnowflakeSettings)
     openlineage: OpenLineageSettings = Field(default_factory=OpenLineageSettings)
     reports: ReportSettings = Field(default_factory=ReportSettings)
+    dbt: DbtSettings = Field(default_factory=DbtSettings)
     sources: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Settings of the sources that plug-in packages add, one [sources.NAME] "

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-import snowflake_fixtures
 from click.testing import CliRunner
 from snowflake_fixtures import (
     ACCOUNT,
@@ -46,12 +45,6 @@ from lineagegraph.identity import FoldRules, snowflake_query_transformation_urn
 from lineagegraph.model import Asset, Column, ColumnFeed, Flow
 from lineagegraph.pipeline import last_watermark, now_ms
 from lineagegraph.settings import Settings
-
-# The fixtures this module uses (pytest finds them as module attributes).
-fakesnow_server = snowflake_fixtures.fakesnow_server
-sf_connection = snowflake_fixtures.sf_connection
-account_usage = snowflake_fixtures.account_usage
-rejecting_login = snowflake_fixtures.rejecting_login
 
 DAILY = 'Reporting.Sales."Daily.Revenue"'  # quoted, mixed case, a dot inside
 

@@ -8,6 +8,7 @@ from types import FrameType
 
 from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
     core,  # init, status, query
+    dbt,  # harvest dbt
     demo,  # demo
     harvesting,  # harvest list, harvest all, harvest NAME of a plug-in
     lineage,  # path, upstream, downstream, impact, columns

@@ -27,6 +27,7 @@ BUILT_IN = {
     "snowflake": "lineagegraph.harvest.snowflake.harvester:SnowflakeHarvester",
     "spark": "lineagegraph.spark.spool:SparkHarvester",
     "openlineage": "lineagegraph.harvest.openlineage:OpenLineageHarvester",
+    "dbt": "lineagegraph.harvest.dbt:DbtHarvester",
 }
 
 

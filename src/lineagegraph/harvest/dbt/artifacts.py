@@ -1,0 +1,113 @@
+"""Reading dbt's artifacts (manifest.json, catalog.json, run_results.json) from a target path.
+
+Only the manifest is required; its schema version is checked first, so an artifact this
+module does not know fails with a message naming the file and the versions it reads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from lineagegraph.errors import HarvestError
+
+# dbt 1.6 writes v10, 1.7 v11, 1.8 and later v12 (https://schemas.getdbt.com).
+MANIFEST_VERSIONS = range(10, 13)
+_VERSION = re.compile(r"/manifest/v(\d+)\.json$")
+
+
+class ArtifactError(HarvestError):
+    """A dbt artifact that is missing, unreadable or of a version this module does not read."""
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """The artifacts of one dbt target directory; catalog and run results when present."""
+
+    target: Path
+    manifest: dict[str, Any]
+    catalog: dict[str, Any] | None
+    run_results: dict[str, Any] | None
+
+    @property
+    def adapter(self) -> str:
+        return str(self.manifest["metadata"].get("adapter_type") or "").lower()
+
+    @property
+    def project(self) -> str:
+        return str(self.manifest["metadata"].get("project_name") or "dbt")
+
+    @property
+    def generated_ms(self) -> int:
+        return iso_ms(self.manifest["metadata"].get("generated_at"), self.target / "manifest.json")
+
+
+def load(target: Path) -> Artifacts:
+    """Read a target directory (or a manifest.json path); the manifest must be there."""
+    directory = target.parent if target.name == "manifest.json" else target
+    manifest = _read(directory / "manifest.json", required=True)
+    assert manifest is not None
+    manifest_version(manifest, directory / "manifest.json")
+    return Artifacts(
+        directory,
+        manifest,
+        _read(directory / "catalog.json", required=False),
+        _read(directory / "run_results.json", required=False),
+    )
+
+
+def manifest_version(manifest: Any, where: Path) -> int:
+    """The manifest's schema version, if it is one this module reads."""
+    metadata = manifest.get("metadata") if isinstance(manifest, dict) else None
+    url = metadata.get("dbt_schema_version") if isinstance(metadata, dict) else None
+    match = _VERSION.search(url) if isinstance(url, str) else None
+    if match is None:
+        raise ArtifactError(f"{where}: not a dbt manifest (no metadata.dbt_schema_version)")
+    version = int(match.group(1))
+    if version not in MANIFEST_VERSIONS:
+        age = "too old" if version < MANIFEST_VERSIONS.start else "newer than this lineagegraph"
+        raise ArtifactError(
+            f"{where}: manifest schema v{version} is {age}; lineagegraph reads "
+            f"v{MANIFEST_VERSIONS.start}-v{MANIFEST_VERSIONS.stop - 1} (dbt 1.6 and later)"
+        )
+    for key in ("nodes", "sources"):
+        section = manifest.get(key)
+        if not isinstance(section, dict):
+            raise ArtifactError(f"{where}: manifest has no {key!r} object")
+        bad = next((k for k, node in section.items() if not isinstance(node, dict)), None)
+        if bad is not None:
+            raise ArtifactError(f"{where}: {key}[{bad!r}] is not an object")
+    return version
+
+
+def _read(path: Path, *, required: bool) -> dict[str, Any] | None:
+    if not path.is_file():
+        if required:
+            raise ArtifactError(
+                f"no dbt manifest at {str(path)!r}: run `dbt parse` (or any dbt command) in the "
+                "project, or point --target-path at its target directory"
+            )
+        return None
+    try:
+        with path.open("rb") as fh:
+            value = json.load(fh)
+    except (OSError, ValueError) as exc:
+        raise ArtifactError(f"{path}: unreadable dbt artifact: {exc}") from None
+    if not isinstance(value, dict):
+        raise ArtifactError(f"{path}: a dbt artifact is a JSON object")
+    return value
+
+
+def iso_ms(text: Any, where: Path | str) -> int:
+    """dbt's ISO 8601 UTC times (`...Z`) to epoch milliseconds."""
+    try:
+        moment = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        raise ArtifactError(f"{where}: {text!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise ArtifactError(f"{where}: {text!r} has no time zone")
+    return int(moment.timestamp() * 1000)

@@ -1,0 +1,169 @@
+"""`harvest dbt`: write a dbt target directory's lineage into the graph, one :HarvestRun.
+
+The parsing (lineagegraph.harvest.dbt.project) is pure; this module only records the run and
+writes the values: relations, transformations, flows, columns, then the test results (:Check).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lineagegraph.errors import ConfigError
+from lineagegraph.graph.base import GraphStore
+from lineagegraph.harvest.base import HarvestReport, Progress, Tick
+from lineagegraph.harvest.dbt.artifacts import load
+from lineagegraph.harvest.dbt.naming import Naming
+from lineagegraph.harvest.dbt.project import SYSTEM, Project
+from lineagegraph.model import CheckResult, Item
+from lineagegraph.pipeline import HarvestRun, harvest_run
+
+if TYPE_CHECKING:
+    from lineagegraph.settings import Settings
+
+CHUNK = 2000  # values handed from the parsing thread to the writer at a time
+AHEAD = 8  # chunks parsed ahead of the writer at most: bounds memory
+
+
+@dataclass
+class DbtReport:
+    """What a dbt harvest read: counts by kind, problems, and the test results."""
+
+    adapter: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+
+
+def read_project(
+    target: Path,
+    *,
+    snowflake_account: str | None = None,
+    namespace: str | None = None,
+    column_lineage: bool = True,
+) -> Project:
+    """Load and check the artifacts under `target` and name their relations (no store)."""
+    artifacts = load(target)
+    naming = Naming.of(artifacts.adapter, snowflake_account, namespace)
+    return Project(artifacts, naming, column_lineage=column_lineage)
+
+
+def harvest_dbt(
+    store: GraphStore,
+    target: Path,
+    *,
+    snowflake_account: str | None = None,
+    namespace: str | None = None,
+    column_lineage: bool = True,
+) -> tuple[HarvestRun, DbtReport]:
+    """Write the relations, transformations, flows and columns of a dbt target directory.
+
+    Every harvest reads the whole manifest (writes are idempotent); the run's watermark is the
+    manifest's generation time. Bad artifacts fail before anything is written.
+    """
+    project = read_project(
+        target, snowflake_account=snowflake_account, namespace=namespace,
+        column_lineage=column_lineage,
+    )  # fmt: skip
+    report = DbtReport(project.naming.adapter)
+    with harvest_run(store, SYSTEM, str(project.artifacts.target.resolve())) as (run, writer):
+        writer.add_all(parsed_ahead(project.items()))
+        report.checks = project.checks()
+        writer.add_all(report.checks)  # the writer stores them after their assets and columns
+        report.counts = dict(project.report.counts)
+        report.problems = project.report.problems
+        run.counts.update({f"dbt_{k}": v for k, v in report.counts.items()})
+        run.watermark = project.at
+        if report.problems:
+            run.error = f"{len(report.problems)} problems; first: {report.problems[0]}"
+    return run, report
+
+
+@dataclass
+class DbtHarvester:
+    """`harvest dbt`: a dbt project's target directory ([dbt] target_path, or `target`)."""
+
+    target: Path | None = None
+    name = "dbt"
+    section = "dbt"
+    needs = "[dbt] target_path (a dbt project's target directory)"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        return None if self.target or settings.dbt.target_path else "no [dbt] target_path"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: Progress
+    ) -> list[HarvestReport]:
+        target = self.target or settings.dbt.target_path
+        if target is None:
+            raise ConfigError(
+                "no dbt target directory: give --target-path or set [dbt] target_path "
+                "(LINEAGEGRAPH_DBT__TARGET_PATH)"
+            )
+        progress(Tick(str(target), 0, "models"))
+        run, report = harvest_dbt(
+            store, target, snowflake_account=settings.identity.snowflake_account,
+            namespace=settings.dbt.namespace, column_lineage=settings.dbt.column_lineage,
+        )  # fmt: skip
+        progress(Tick(str(target), report.counts.get("models", 0), "models"))
+        return [HarvestReport(
+            run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
+            report.problems, [], summary(target, run, report),
+        )]  # fmt: skip
+
+
+def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
+    """The line a person reads about a harvest of `target`."""
+    c = report.counts
+    tests = Counter(check.status for check in report.checks)
+    return (
+        f"{target}: {report.adapter} project, {c.get('models', 0)} models, "
+        f"{c.get('seeds', 0)} seeds, {c.get('snapshots', 0)} snapshots, "
+        f"{c.get('sources', 0)} sources ({c.get('ephemeral', 0)} ephemeral, "
+        f"{c.get('disabled', 0)} disabled skipped), {c.get('columns', 0)} columns, "
+        f"{c.get('column_feeds', 0)} column feeds; tests: "
+        + (", ".join(f"{n} {s}" for s, n in sorted(tests.items())) or "none")
+        + f"; run {run.id}: {run.status}"
+    )
+
+
+def parsed_ahead(items: Iterable[Item]) -> Iterator[Item]:
+    """`items`, produced on a thread of their own: parsing SQL (Python) and writing (the store
+    server, while this thread waits on its socket) then use both cores. Order is kept, so
+    nodes still come before the edges that need them; an error in parsing is raised here."""
+    chunks: queue.Queue[list[Item] | BaseException | None] = queue.Queue(AHEAD)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            chunk: list[Item] = []
+            for item in items:
+                chunk.append(item)
+                if len(chunk) >= CHUNK:
+                    chunks.put(chunk)
+                    chunk = []
+                    if stop.is_set():
+                        return
+            chunks.put(chunk)
+            chunks.put(None)
+        except BaseException as exc:  # handed to the consumer, which raises it
+            chunks.put(exc)
+
+    thread = threading.Thread(target=produce, name="dbt-parse", daemon=True)
+    thread.start()
+    try:
+        while (chunk := chunks.get()) is not None:
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield from chunk
+    finally:
+        stop.set()
+        while thread.is_alive():  # let a producer blocked on a full queue see `stop`
+            with suppress(queue.Empty):
+                chunks.get(timeout=0.1)

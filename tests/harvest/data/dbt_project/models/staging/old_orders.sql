@@ -1,0 +1,2 @@
+{{ config(enabled=false) }}
+select * from {{ source('raw', 'orders') }}

@@ -1,0 +1,353 @@
+"""`harvest dbt` on real dbt artifacts: a small project parsed with dbt-snowflake (no
+connection) and built for real with dbt-duckdb (dbt_fixtures), written to the real store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from dbt_fixtures import SNOWFLAKE_ACCOUNT, DbtBuild
+from snowflake_fixtures import NOW, AccountUsage, Query, accessed, modified, snowflake_settings
+
+from lineagegraph.cli import cli
+from lineagegraph.errors import ConfigError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.dbt import harvest_dbt, read_project
+from lineagegraph.harvest.dbt.artifacts import ArtifactError
+from lineagegraph.harvest.dbt.harvester import parsed_ahead
+from lineagegraph.harvest.snowflake.harvester import connect, harvest
+from lineagegraph.model import Asset, CheckResult, Column, ColumnFeed, Flow, Transformation
+from lineagegraph.pipeline import last_watermark
+
+SF = f"snowflake://{SNOWFLAKE_ACCOUNT}/"
+FCT, STG = SF + "ANALYTICS.MARTS.FCT_SALES", SF + "ANALYTICS.MARTS.STG_ORDERS"
+SEED, SOURCE = SF + "ANALYTICS.MARTS.RAW_CUSTOMERS", SF + "RAW.SALES.OrderLines"
+SNAP = SF + "ANALYTICS.MARTS.ORDERS_SNAPSHOT"
+
+
+def rows(store: GraphStore, cypher: str, **params: Any) -> list[dict[str, Any]]:
+    return store.execute(cypher, params, write=False).records()
+
+
+def edges(store: GraphStore, kind: str) -> set[tuple[str, str]]:
+    found = store.execute(
+        f"MATCH (a)-[:{kind}]->(b) RETURN a.urn AS a, b.urn AS b", write=False
+    ).rows  # the relationship type comes from the test, never from input
+    return {(a, b) for a, b in found}
+
+
+# --- Snowflake: urns as ACCESS_HISTORY gives them -------------------------------------------
+
+
+def test_snowflake_urns_follow_snowflake_case_rules(dbt_build: DbtBuild) -> None:
+    project = read_project(dbt_build.snowflake, snowflake_account=SNOWFLAKE_ACCOUNT)
+    items = list(project.items())
+    assets = {i.urn: i for i in items if isinstance(i, Asset)}
+    # unquoted fct_sales is stored FCT_SALES; the quoted mixed-case source keeps its case;
+    # the ephemeral stg_customers is no relation; the disabled old_orders is skipped.
+    assert set(assets) == {FCT, STG, SEED, SOURCE, SNAP}
+    assert {a.kind for a in assets.values()} == {"Table"}
+    assert assets[FCT].props == {
+        "dbt_unique_id": "model.shop.fct_sales",
+        "dbt_materialized": "table",
+    }
+    flows = {(f.src, f.dst) for f in items if isinstance(f, Flow)}
+    # fct_sales reads the ephemeral stg_customers, which reads the seed: lineage passes through
+    assert flows == {(SOURCE, STG), (STG, FCT), (SEED, FCT), (STG, SNAP)}
+    jobs = {t.urn: t for t in items if isinstance(t, Transformation)}
+    assert set(jobs) == {
+        "dbt://shop/model.shop.fct_sales",
+        "dbt://shop/model.shop.stg_orders",
+        "dbt://shop/snapshot.shop.orders_snapshot",
+    }
+    assert jobs["dbt://shop/model.shop.fct_sales"].system == "dbt"
+    assert jobs["dbt://shop/model.shop.fct_sales"].reads == (STG, SEED)
+    columns = {c.urn for c in items if isinstance(c, Column)}
+    # YAML column names, unquoted, are stored upper-case on Snowflake
+    assert FCT + "#AMOUNT_CENTS" in columns and SOURCE + "#ORDER_ID" in columns
+    assert project.report.counts["ephemeral"] == 1 and project.report.counts["disabled"] == 1
+    # `dbt parse` compiles nothing: no SQL to read column lineage from, and it says so
+    assert project.report.counts["models_without_compiled_sql"] == 3  # the snapshot too
+
+
+def test_dbt_model_and_access_history_meet_on_one_node(
+    store: GraphStore,
+    account_usage: AccountUsage,
+    fakesnow_server: dict[str, Any],
+    dbt_build: DbtBuild,
+    tmp_path: Path,
+) -> None:
+    # The query dbt ran on Snowflake, as ACCESS_HISTORY records it (names as stored).
+    account_usage.add(
+        Query(
+            "dbt-q1",
+            NOW - 3_600_000,
+            direct=[accessed('RAW.SALES."OrderLines"', "ORDER_ID", "AMOUNT")],
+            modified=[
+                modified(
+                    "ANALYTICS.MARTS.STG_ORDERS",
+                    {
+                        "ORDER_ID": [('RAW.SALES."OrderLines"', "ORDER_ID")],
+                        "AMOUNT_USD": [('RAW.SALES."OrderLines"', "AMOUNT")],
+                    },
+                )
+            ],
+            text="create or replace view ANALYTICS.MARTS.stg_orders as select ...",
+            query_type="CREATE_VIEW",
+        )
+    )
+    settings = snowflake_settings(fakesnow_server, lookback_days=30)
+    connection = connect(settings.snowflake)
+    try:
+        harvest(store, settings, connection, now=NOW)
+    finally:
+        connection.close()
+    harvest_dbt(store, dbt_build.snowflake, snowflake_account=settings.identity.snowflake_account)
+
+    for urn in (STG, SOURCE):
+        found = rows(store, "MATCH (a:Asset {urn: $urn}) RETURN count(a) AS n, "
+                     "collect(a.dbt_unique_id) AS ids", urn=urn)  # fmt: skip
+        assert found[0]["n"] == 1, urn
+        assert found[0]["ids"] and found[0]["ids"][0].startswith(("model.", "source."))
+    assert rows(store, "MATCH (a:Asset) WHERE a.urn STARTS WITH $p RETURN count(a) AS n",
+                p=SF + "RAW.SALES.")[0]["n"] == 1  # fmt: skip
+    # both harvesters' column urns are one node too
+    assert rows(store, "MATCH (c:Column {urn: $u}) RETURN count(c) AS n",
+                u=SOURCE + "#ORDER_ID")[0]["n"] == 1  # fmt: skip
+    assert (SOURCE, STG) in edges(store, "FLOWS_TO")
+
+
+# --- DuckDB: a real build, with catalog, compiled SQL and test results ----------------------
+
+
+def test_duckdb_build_gives_columns_lineage_and_checks(dbt_build: DbtBuild) -> None:
+    project = read_project(dbt_build.duckdb, namespace=dbt_build.duckdb_namespace)
+    items = list(project.items())
+    base = dbt_build.duckdb_namespace + "/shop."
+    fct, stg = base + "main.fct_sales", base + "main.stg_orders"
+    seed, source = base + "main.raw_customers", base + "raw_sales.orders"
+    snap = base + "main.orders_snapshot"
+    assert {i.urn for i in items if isinstance(i, Asset)} == {fct, stg, seed, source, snap}
+    assert {i.system for i in items if isinstance(i, Asset)} == {"duckdb"}
+    # columns come from the catalog (the seed's were declared nowhere in YAML)
+    columns = {c.urn for c in items if isinstance(c, Column)}
+    assert {seed + "#id", seed + "#first_name", seed + "#last_name"} <= columns
+    feeds = {(f.src, f.dst) for f in items if isinstance(f, ColumnFeed)}
+    assert feeds == {
+        (source + "#order_id", stg + "#order_id"),
+        (source + "#customer_id", stg + "#customer_id"),
+        (source + "#amount", stg + "#amount_usd"),
+        (stg + "#order_id", fct + "#order_id"),
+        (stg + "#amount_usd", fct + "#amount_cents"),
+        # through the ephemeral model, inlined as a CTE, to the seed
+        (seed + "#first_name", fct + "#customer_name"),
+        (seed + "#last_name", fct + "#customer_name"),
+        # the snapshot's `select *` of stg_orders, expanded by the catalog's columns
+        (stg + "#order_id", snap + "#order_id"),
+        (stg + "#customer_id", snap + "#customer_id"),
+        (stg + "#amount_usd", snap + "#amount_usd"),
+    }
+    vias = {f.via for f in items if isinstance(f, ColumnFeed) and f.dst.startswith(fct)}
+    assert vias == {"dbt://shop/model.shop.fct_sales"}
+    # dbt's own snapshot columns are in the catalog
+    assert snap + "#dbt_valid_from" in columns
+
+    checks = {c.urn.split(".")[2]: c for c in project.checks()}
+    assert set(checks) == {"unique_fct_sales_order_id", "not_null_fct_sales_order_id",
+                           "not_null_fct_sales_customer_name",
+                           "not_null_fct_sales_amount_cents"}  # fmt: skip
+    failing = checks["not_null_fct_sales_amount_cents"]
+    assert isinstance(failing, CheckResult)
+    assert (failing.status, failing.failures, failing.target) == ("fail", 1, fct + "#amount_cents")
+    assert failing.system == "dbt" and failing.urn.startswith("test.shop.")
+    passing = checks["unique_fct_sales_order_id"]
+    assert (passing.status, passing.failures, passing.target) == ("pass", 0, fct + "#order_id")
+    results = json.loads((dbt_build.duckdb / "run_results.json").read_text())
+    assert {c.run_id for c in checks.values()} == {results["metadata"]["invocation_id"]}
+    assert all(c.at > project.at - 3_600_000 for c in checks.values())
+
+
+def test_harvest_writes_the_graph_and_is_idempotent(store: GraphStore, dbt_build: DbtBuild) -> None:
+    namespace = dbt_build.duckdb_namespace
+    run, report = harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
+    assert run.status == "success" and not report.problems
+    first = (edges(store, "FLOWS_TO"), edges(store, "FEEDS"), edges(store, "COLUMN_OF"))
+    assert len(first[0]) == 4 and len(first[1]) == 10
+    assert edges(store, "WRITES_TO") == {
+        ("dbt://shop/model.shop.fct_sales", namespace + "/shop.main.fct_sales"),
+        ("dbt://shop/model.shop.stg_orders", namespace + "/shop.main.stg_orders"),
+        ("dbt://shop/snapshot.shop.orders_snapshot", namespace + "/shop.main.orders_snapshot"),
+    }
+    assert rows(store, "MATCH (t:Transformation {system: 'dbt'}) RETURN count(t) AS n")[0]["n"] == 3
+    assert (
+        last_watermark(store, "dbt", str(dbt_build.duckdb.resolve()))
+        == read_project(dbt_build.duckdb, namespace=namespace).at
+    )
+    harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
+    assert (edges(store, "FLOWS_TO"), edges(store, "FEEDS"), edges(store, "COLUMN_OF")) == first
+    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 5
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+def _copy(target: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "target"
+    shutil.copytree(target, copy, ignore=shutil.ignore_patterns("compiled", "run"))
+    return copy
+
+
+@pytest.mark.parametrize(("version", "says"), [(9, "too old"), (13, "newer than")])
+def test_unknown_manifest_versions_fail_clearly(
+    dbt_build: DbtBuild, tmp_path: Path, version: int, says: str
+) -> None:
+    target = _copy(dbt_build.snowflake, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["metadata"]["dbt_schema_version"] = (
+        f"https://schemas.getdbt.com/dbt/manifest/v{version}.json"
+    )
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(
+        ArtifactError, match=rf"manifest.json: manifest schema v{version} is {says}"
+    ):
+        read_project(target, snowflake_account=SNOWFLAKE_ACCOUNT)
+
+
+@pytest.mark.parametrize("version", [10, 11])
+def test_older_manifest_shapes_read_like_v12(
+    dbt_build: DbtBuild, tmp_path: Path, version: int
+) -> None:
+    """The real v12 manifest rewritten in the shape of v10/v11 (dbt 1.6/1.7): keys added
+    since then removed, and seeds' depends_on without `nodes`, as those versions write it."""
+    target = _copy(dbt_build.duckdb, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["metadata"]["dbt_schema_version"] = (
+        f"https://schemas.getdbt.com/dbt/manifest/v{version}.json"
+    )
+    for key in ("unit_tests", "saved_queries", "semantic_models"):
+        manifest.pop(key, None)
+    for node in manifest["nodes"].values():
+        for key in ("doc_blocks", "time_spine", "primary_key"):
+            node.pop(key, None)
+        if node["resource_type"] == "seed":
+            node["depends_on"] = {"macros": []}
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    namespace = dbt_build.duckdb_namespace
+    older = read_project(target, namespace=namespace)
+    current = read_project(dbt_build.duckdb, namespace=namespace)
+    assert list(older.items()) == list(current.items())
+    assert older.checks() == current.checks()
+
+
+def test_missing_and_broken_artifacts_name_the_file(dbt_build: DbtBuild, tmp_path: Path) -> None:
+    with pytest.raises(ArtifactError, match=r"no dbt manifest at .*run `dbt parse`"):
+        read_project(tmp_path, snowflake_account=SNOWFLAKE_ACCOUNT)
+    target = _copy(dbt_build.snowflake, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["nodes"]["model.shop.fct_sales"] = ["not", "a", "node"]
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(
+        ArtifactError, match=r"manifest.json: nodes\['model.shop.fct_sales'\] is not"
+    ):
+        read_project(target, snowflake_account=SNOWFLAKE_ACCOUNT)
+    target = _copy(dbt_build.duckdb, tmp_path / "duckdb")
+    (target / "catalog.json").write_text('{"nodes": ')
+    with pytest.raises(ArtifactError, match=r"catalog.json: unreadable dbt artifact"):
+        read_project(target, namespace="duckdb:///x.duckdb")
+
+
+def test_naming_settings_are_required_and_named(dbt_build: DbtBuild) -> None:
+    with pytest.raises(ConfigError, match=r"\[identity\] snowflake_account"):
+        read_project(dbt_build.snowflake)
+    with pytest.raises(ConfigError, match=r"\[dbt\] namespace"):
+        read_project(dbt_build.duckdb)
+
+
+def test_a_failed_harvest_writes_nothing_and_the_next_resumes(
+    store: GraphStore, dbt_build: DbtBuild, tmp_path: Path
+) -> None:
+    target = _copy(dbt_build.snowflake, tmp_path)
+    (target / "manifest.json").write_text("{")
+    with pytest.raises(ArtifactError):
+        harvest_dbt(store, target, snowflake_account=SNOWFLAKE_ACCOUNT)
+    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 0
+    shutil.copy(dbt_build.snowflake / "manifest.json", target / "manifest.json")
+    run, _ = harvest_dbt(store, target, snowflake_account=SNOWFLAKE_ACCOUNT)
+    assert run.status == "success"
+    assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 5
+
+
+# --- the command ----------------------------------------------------------------------------
+
+
+def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) -> None:
+    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    runner = CliRunner()
+    result = runner.invoke(cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)], env=env)
+    assert result.exit_code == 0, result.output
+    assert "duckdb project, 2 models, 1 seeds, 1 snapshots, 1 sources" in result.output
+    assert "10 column feeds; tests: 1 fail, 3 pass; run " in result.output
+    env["LINEAGEGRAPH_DBT__TARGET_PATH"] = str(dbt_build.duckdb)
+    result = runner.invoke(cli, ["harvest", "all", "--only", "dbt"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "dbt: ok in" in result.output
+    missing = runner.invoke(
+        cli, ["harvest", "dbt"], env={**env, "LINEAGEGRAPH_DBT__TARGET_PATH": ""}
+    )
+    assert (
+        missing.exit_code == 2 and "give --target-path or set [dbt] target_path" in missing.output
+    )
+
+
+def test_bad_names_are_skipped_and_reported_not_fatal(
+    store: GraphStore, dbt_build: DbtBuild, tmp_path: Path
+) -> None:
+    target = _copy(dbt_build.duckdb, tmp_path)
+    catalog = json.loads((target / "catalog.json").read_text())
+    columns = catalog["nodes"]["seed.shop.raw_customers"]["columns"]
+    columns["first#name"] = {**columns["first_name"], "name": "first#name", "index": 99}
+    (target / "catalog.json").write_text(json.dumps(catalog))
+    run, report = harvest_dbt(store, target, namespace=dbt_build.duckdb_namespace)
+    assert run.status == "partial"
+    assert report.problems == [
+        "seed.shop.raw_customers: column skipped: column name contains '#': 'first#name' (of "
+        f"'{dbt_build.duckdb_namespace}/shop.main.raw_customers')"
+    ]
+    assert len(edges(store, "FLOWS_TO")) == 4 and len(edges(store, "FEEDS")) == 10
+
+
+def test_parsing_ahead_keeps_order_and_raises_what_parsing_raised() -> None:
+    def values(fail_at: int | None) -> Any:
+        for n in range(5_000):
+            if n == fail_at:
+                raise ValueError(f"bad value {n}")
+            yield n
+
+    assert list(parsed_ahead(values(None))) == list(range(5_000))  # type: ignore[arg-type]
+    seen: list[int] = []
+    with pytest.raises(ValueError, match="bad value 4100"):
+        seen.extend(parsed_ahead(values(4100)))  # type: ignore[arg-type]
+    assert seen == list(range(4000))  # two whole chunks were handed over before the error
+
+
+def test_cli_reports_unreadable_sql_and_strict_fails(dbt_build: DbtBuild, tmp_path: Path) -> None:
+    target = _copy(dbt_build.duckdb, tmp_path)
+    manifest = json.loads((target / "manifest.json").read_text())
+    manifest["nodes"]["model.shop.fct_sales"]["compiled_code"] = "select from where ("
+    (target / "manifest.json").write_text(json.dumps(manifest))
+    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    argv = ["harvest", "dbt", "--target-path", str(target)]
+    lenient = CliRunner().invoke(cli, argv, env=env)
+    assert lenient.exit_code == 0, lenient.output
+    assert "warning: model.shop.fct_sales: no column lineage: ParseError" in lenient.output
+    assert "6 column feeds" in lenient.output  # fct_sales lost 4 and ": partial" in lenient.output
+    strict = CliRunner().invoke(cli, [*argv, "--strict"], env=env)
+    assert strict.exit_code == 5
+    assert "1 models had no column lineage (--strict)" in strict.output
