@@ -305,6 +305,31 @@ def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) ->
     )
 
 
+def test_dbt_test_results_gate_downstream_through_check(dbt_build: DbtBuild, tmp_path: Path) -> None:
+    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    runner = CliRunner()
+    harvested = runner.invoke(cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)],
+                              env=env)  # fmt: skip
+    assert harvested.exit_code == 0, harvested.output
+    fct = dbt_build.duckdb_namespace + "/shop.main.fct_sales"
+    checks = runner.invoke(cli, ["query", "--format", "json",
+                                 "MATCH (c:Check)-[:CHECKS]->(t) RETURN c.name AS name, "
+                                 "c.status AS status, c.failures AS failures, t.urn AS target "
+                                 "ORDER BY name"], env=env)  # fmt: skip
+    assert checks.exit_code == 0, checks.output
+    assert {(c["status"], c["target"]) for c in json.loads(checks.output)} == {
+        ("fail", fct + "#amount_cents"), ("pass", fct + "#order_id"),
+        ("pass", fct + "#customer_name"),
+    } and len(json.loads(checks.output)) == 4
+    gate = runner.invoke(cli, ["check", fct], env=env)
+    assert gate.exit_code == 6, gate.output
+    assert "not_null_fct_sales_amount_cents" in gate.output
+    upstream_only = runner.invoke(cli, ["check", dbt_build.duckdb_namespace +
+                                        "/shop.main.stg_orders"], env=env)  # fmt: skip
+    assert upstream_only.exit_code == 0, upstream_only.output
+
+
 def test_bad_names_are_skipped_and_reported_not_fatal(
     store: GraphStore, dbt_build: DbtBuild, tmp_path: Path
 ) -> None:
