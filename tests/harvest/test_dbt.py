@@ -305,7 +305,7 @@ def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) ->
     )
 
 
-def test_dbt_test_results_gate_downstream_through_check(dbt_build: DbtBuild, tmp_path: Path) -> None:
+def test_dbt_test_results_gate_through_check(dbt_build: DbtBuild, tmp_path: Path) -> None:
     env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
            "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
     runner = CliRunner()
@@ -319,7 +319,8 @@ def test_dbt_test_results_gate_downstream_through_check(dbt_build: DbtBuild, tmp
                                  "ORDER BY name"], env=env)  # fmt: skip
     assert checks.exit_code == 0, checks.output
     assert {(c["status"], c["target"]) for c in json.loads(checks.output)} == {
-        ("fail", fct + "#amount_cents"), ("pass", fct + "#order_id"),
+        ("fail", fct + "#amount_cents"),
+        ("pass", fct + "#order_id"),
         ("pass", fct + "#customer_name"),
     } and len(json.loads(checks.output)) == 4
     gate = runner.invoke(cli, ["check", fct], env=env)
