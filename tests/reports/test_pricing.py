@@ -66,6 +66,10 @@ def test_shipped_table_holds_the_us_east_1_list_prices(prices: PriceTable) -> No
         "GLACIER_IR": [(None, Fraction("0.004"))],
         "GLACIER": [(None, Fraction("0.0036"))],
         "DEEP_ARCHIVE": [(None, Fraction("0.00099"))],
+        "INTELLIGENT_TIERING/INFREQUENT": [(None, Fraction("0.0125"))],
+        "INTELLIGENT_TIERING/ARCHIVE_INSTANT_ACCESS": [(None, Fraction("0.004"))],
+        "INTELLIGENT_TIERING/ARCHIVE": [(None, Fraction("0.0036"))],
+        "INTELLIGENT_TIERING/DEEP_ARCHIVE": [(None, Fraction("0.00099"))],
     }
     assert {n for n, p in c.items() if p.min_billable_bytes == 131_072} == {
         "STANDARD_IA",
@@ -74,15 +78,22 @@ def test_shipped_table_holds_the_us_east_1_list_prices(prices: PriceTable) -> No
     }
     assert {
         n: (p.overhead_bytes, p.standard_overhead_bytes) for n, p in c.items() if p.overhead_bytes
-    } == {"GLACIER": (32 * KIB, 8 * KIB), "DEEP_ARCHIVE": (32 * KIB, 8 * KIB)}
+    } == {
+        name: (32 * KIB, 8 * KIB)
+        for name in (
+            "GLACIER",
+            "DEEP_ARCHIVE",
+            "INTELLIGENT_TIERING/ARCHIVE",
+            "INTELLIGENT_TIERING/DEEP_ARCHIVE",
+        )
+    }
     it = c["INTELLIGENT_TIERING"]
     assert (it.monitoring_usd_per_1000_objects, it.monitoring_min_bytes) == (
         Fraction("0.0025"),
         128 * KIB,
     )
-    assert prices.query_params() == {
-        "min_billable": {"STANDARD_IA": 131_072, "ONEZONE_IA": 131_072, "GLACIER_IR": 131_072},
-        "monitor_min": {"INTELLIGENT_TIERING": 131_072},
+    assert {n for n, p in c.items() if p.monitoring_usd_per_1000_objects} == {
+        n for n in c if n.startswith("INTELLIGENT_TIERING")
     }
 
 

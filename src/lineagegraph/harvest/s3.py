@@ -87,13 +87,15 @@ _UNREACHABLE = (
 
 @dataclass(frozen=True, slots=True)
 class S3Object:
-    """One listed object, as S3 reports it (times in epoch ms, ETag without quotes)."""
+    """One listed object, as S3 reports it (times in epoch ms, ETag without quotes; the
+    Intelligent-Tiering access tier only from an inventory that has the field)."""
 
     key: str
     size: int
     last_modified: int | None
     etag: str | None
     storage_class: str = STANDARD
+    access_tier: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +368,7 @@ class FileWriter:
                 "urn": urn, "dataset": dataset, "name": name_of(urn), "key": obj.key,
                 "size": obj.size, "storage_class": obj.storage_class,
                 "last_modified": obj.last_modified, "etag": obj.etag, "seen": page.seen,
+                "access_tier": obj.access_tier,
             }  # fmt: skip
         counts["objects"] = self.stats.objects
         counts["bytes"] = self.stats.bytes
@@ -525,6 +528,9 @@ def settle(
         deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
         run.counts["soft_deleted"] += int(deleted)
     for scope in scopes:
+        if scope not in failures:  # its objects, one by one, replace its inventory roll-ups
+            params = {"bucket": scope.bucket, "prefix": scope.prefix, "seen": started}
+            store.run("s3_supersede_rollups", params)
         refresh_rollups(store, scope)
     return errors
 
