@@ -8,4 +8,5 @@ from s3_fixtures import (  # noqa: F401  (fixtures are found by name)
     moto_endpoint,
     rgw,
     rgw_endpoint,
+    spark,
 )

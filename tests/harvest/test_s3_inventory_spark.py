@@ -6,7 +6,6 @@ executors of a real cluster would; the driver only writes the summed dataset rol
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,24 +17,11 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.s3_inventory import (
     harvest_s3_inventory,
     harvest_s3_inventory_spark,
-    spark_session,
 )
 
 pytest.importorskip("pyspark", reason="the Spark path needs pyspark (the spark extra)")
 
 ROLLUP_KEYS = ("objects", "bytes")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """Reuse a session another test module left active; else start (and stop) our own."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    session = active or spark_session("local[1]")
-    yield session
-    if active is None:
-        session.stop()
 
 
 def _rollups(store: GraphStore, bucket: str) -> dict[str, dict[str, int]]:

@@ -654,6 +654,8 @@ def harvest_s3_inventory_spark(
         ]  # fmt: skip
         datasets = store.write_batches("merge_datasets", rows, ("urn",))
         if found.objects:  # after its datasets: a file's PART_OF matches its dataset
+            urns = [s3_file_urn(scope.bucket, obj.key) for obj in found.objects]
+            store.run("s3_datasets_to_objects", {"urns": urns})
             writer = FileWriter(store, settings.identity.rules(), run, ScanStats())
             writer.add(scope.bucket, Page(found.objects, manifest.created))
             writer.flush()
@@ -670,19 +672,19 @@ def harvest_s3_inventory_spark(
 
 
 def _objects_read_one_by_one(store: GraphStore, scope: Scope) -> frozenset[str]:
-    """The scope's objects lineage reads on their own. Refuses a scope already harvested object
-    by object: its roll-ups would count those objects a second time."""
+    """The urns under the scope that lineage reads on their own. Refuses a scope already
+    harvested object by object: its roll-ups would count those objects a second time."""
     root = s3_file_urn(scope.bucket, scope.prefix) if scope.prefix else f"s3://{scope.bucket}/"
-    singles = frozenset(r["urn"] for r in store.read("s3_scope_read_objects", {"root": root}))
+    found = store.read("s3_scope_read_objects", {"root": root})
     present = live_objects(store, scope)
-    if present > len(singles):
+    if present > sum(1 for row in found if row["object"]):
         raise HarvestError(
             f"{scope.url} holds {present:,} objects harvested one by one (harvest s3, or "
             "s3-inventory without --spark); roll-ups of it would count them twice. Keep "
             "harvesting this scope without --spark, or harvest it with --spark into another "
             "graph (--graph)"
         )
-    return singles
+    return frozenset(row["urn"] for row in found)
 
 
 def write_inventory_rollups(
