@@ -323,7 +323,9 @@ def _csv_gz(rows: list[InventoryRow], source: str, schema: list[str]) -> bytes:
         if name == "LastModifiedDate":
             return row.modified
         value = row.value(name, source)
-        return "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+        if isinstance(value, bool):
+            return str(value).lower()
+        return "" if value is None else str(value)
 
     out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")

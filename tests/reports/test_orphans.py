@@ -22,7 +22,7 @@ from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_u
 from lineagegraph.model import Flow
 from lineagegraph.reports.globs import compile_glob, exclusion_globs, glob_regex
 from lineagegraph.reports.orphans import tally_of
-from lineagegraph.reports.pricing import SMALL_OBJECT_BYTES, GB, Usage, load_prices, monthly_costs
+from lineagegraph.reports.pricing import GB, SMALL_OBJECT_BYTES, Usage, load_prices, monthly_costs
 from lineagegraph.store_check import EmptyGraph
 
 AS_OF = T0 + DAY  # the lake was listed one day before the reports' --as-of

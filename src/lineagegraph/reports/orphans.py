@@ -23,7 +23,6 @@ from lineagegraph.reports.globs import Glob
 from lineagegraph.reports.pricing import (
     GB,
     SMALL_OBJECT_BYTES,
-    TIER_SEPARATOR,
     PriceTable,
     Tally,
     Usage,
