@@ -1,7 +1,7 @@
 """The Spark path of S3 Inventory: one local[1] session (slow to start, ~15 s) for the module.
 
 Spark tasks read the data files from moto's S3 server with their own boto3 client, like
-executors of a real cluster would; the driver only writes the summed dataset rollups.
+executors of a real cluster would; the driver writes only the merged tallies (roll-ups).
 """
 
 from __future__ import annotations

@@ -14,9 +14,10 @@ its objects and the start of its scan, so a listing newer than the report is nev
 Keys are URL-encoded in CSV reports only (AWS: "When you use the CSV file format, the key name
 is URL-encoded"); Parquet keys are used as stored.
 
-For reports too big for one machine, ``inventory_rollups_with_spark`` reads the data files in
-Spark tasks (each with its own boto3 client, so no Hadoop S3 connector is needed) and returns
-per-dataset rollups only; ``harvest_s3_inventory_spark`` writes those to the :Dataset nodes.
+For lakes too big for one node per object, ``inventory_rollups_with_spark`` reads the data files
+in Spark tasks (each with its own boto3 client, so no Hadoop S3 connector is needed) and tallies
+them per dataset, storage class, access tier and exclusion; ``harvest_s3_inventory_spark``
+writes those tallies as :Rollup nodes, which the orphan and cost reports price exactly.
 """
 
 from __future__ import annotations
@@ -514,6 +515,8 @@ def harvest_s3_inventory(
 
 RollupKey = tuple[str, str, str | None, bool]
 """A roll-up's dataset urn, storage class, access tier (or None) and whether it is excluded."""
+Rollups = dict[str, dict[str, tuple[int, int]]]
+"""Objects and bytes per dataset and storage class (the :Dataset counters)."""
 
 
 @dataclass
@@ -522,19 +525,20 @@ class InventoryTallies:
     and the run's counters (objects, bytes, folder markers, skipped rows)."""
 
     rollups: dict[RollupKey, Tally] = field(default_factory=dict)
-    objects: list[S3Object] = field(default_factory=list)
+    objects: list[tuple[str, S3Object]] = field(default_factory=list)  # (dataset, object)
     counters: Counter[str] = field(default_factory=Counter)
 
     def by_class(self) -> Rollups:
-        """Objects and bytes per dataset and storage class: the :Dataset counters."""
+        """Objects and bytes per dataset and storage class, roll-ups and objects kept one by
+        one together: the :Dataset counters."""
         per: Rollups = {}
-        for (dataset, storage_class, _, _), tally in self.rollups.items():
+        counted = [(dataset, storage_class, t.objects, t.bytes)
+                   for (dataset, storage_class, _, _), t in self.rollups.items()]  # fmt: skip
+        counted += [(dataset, obj.storage_class, 1, obj.size) for dataset, obj in self.objects]
+        for dataset, storage_class, objects, size in counted:
             o, b = per.setdefault(dataset, {}).get(storage_class, (0, 0))
-            per[dataset][storage_class] = (o + tally.objects, b + tally.bytes)
+            per[dataset][storage_class] = (o + objects, b + size)
         return per
-
-
-Rollups = dict[str, dict[str, tuple[int, int]]]
 
 
 def inventory_rollups_with_spark(
@@ -569,7 +573,7 @@ def inventory_rollups_with_spark(
         elif kind == "object":
             found.objects.append(value)
             found.counters["objects"] += 1
-            found.counters["bytes"] += value.size
+            found.counters["bytes"] += value[1].size
         else:
             found.counters[key[0]] += value
     return found
@@ -597,10 +601,10 @@ def _tally_data_file(
                 counts["folder_markers"] += 1
                 continue
             urn = s3_file_urn(manifest.source_bucket, obj.key)
-            if urn in singles:
-                objects.append((("object", urn), obj))
-                continue
             dataset = s3_dataset_urn_for_key(manifest.source_bucket, obj.key, rules)
+            if urn in singles:
+                objects.append((("object", urn), (dataset, obj)))
+                continue
             excluded = any(glob.matches(obj.key) for glob in excludes)
             key = ("rollup", dataset, obj.storage_class, obj.access_tier, excluded)
             tallies.setdefault(key, Tally()).add(obj.size, obj.last_modified)
@@ -647,19 +651,21 @@ def harvest_s3_inventory_spark(
         found = inventory_rollups_with_spark(
             spark, settings.s3, manifest, prefix, settings.identity.rules(), excludes, singles
         )
+        per_dataset = found.by_class()
         rows = [
             {"urn": urn, "system": SYSTEM, "name": name_of(urn), "seen": manifest.created,
              "props": {"bucket": manifest.source_bucket}}
-            for urn in {dataset for dataset, *_ in found.rollups}
+            for urn in per_dataset
         ]  # fmt: skip
         datasets = store.write_batches("merge_datasets", rows, ("urn",))
         if found.objects:  # after its datasets: a file's PART_OF matches its dataset
-            urns = [s3_file_urn(scope.bucket, obj.key) for obj in found.objects]
+            kept = [obj for _, obj in found.objects]
+            urns = [s3_file_urn(scope.bucket, obj.key) for obj in kept]
             store.run("s3_datasets_to_objects", {"urns": urns})
             writer = FileWriter(store, settings.identity.rules(), run, ScanStats())
-            writer.add(scope.bucket, Page(found.objects, manifest.created))
+            writer.add(scope.bucket, Page(kept, manifest.created))
             writer.flush()
-        write_rollups(store, found.by_class())
+        write_rollups(store, per_dataset)
         write_inventory_rollups(store, scope, manifest.created, excludes, found.rollups)
         for name, n in found.counters.items():  # the whole inventory's, not the writer's
             run.counts[name] = n
