@@ -181,3 +181,19 @@ def test_a_scope_harvested_per_object_refuses_rollups(
     harvest_s3_inventory(store, settings, url)
     with pytest.raises(HarvestError, match="holds 1 objects harvested one by one"):
         harvest_s3_inventory_spark(store, settings, url, spark)
+
+
+def test_an_older_report_never_replaces_newer_rollups(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    source = new_bucket(moto)
+    settings = s3_settings(moto_endpoint)
+    newer = write_inventory(moto, source, [[InventoryRow("t/a.csv", 10)]], created=CREATED)
+    older = write_inventory(moto, source, [[InventoryRow("t/a.csv", 99)]], created=CREATED - 1)
+    harvest_s3_inventory_spark(store, settings, newer, spark)
+    with pytest.raises(HarvestError, match="already has roll-ups of a newer inventory"):
+        harvest_s3_inventory_spark(store, settings, older, spark)
+    again = harvest_s3_inventory_spark(store, settings, newer, spark)  # the same one: replaced
+    assert again.status == "success"
+    result = report(store, [source], "cost", "bucket")
+    assert (result.totals["objects"], result.totals["bytes"]) == (1, 10)

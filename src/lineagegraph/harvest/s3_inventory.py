@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -646,7 +646,7 @@ def harvest_s3_inventory_spark(
     scope = Scope(manifest.source_bucket, prefix)
     excludes = exclusion_globs(settings.reports.exclude)
     with harvest_run(store, SYSTEM, scope.url) as (run, _):
-        singles = _objects_read_one_by_one(store, scope)
+        singles = _objects_read_one_by_one(store, scope, manifest.created)
         check_data_files(client, manifest, settings.s3.parallelism)
         found = inventory_rollups_with_spark(
             spark, settings.s3, manifest, prefix, settings.identity.rules(), excludes, singles
@@ -677,9 +677,17 @@ def harvest_s3_inventory_spark(
     return S3Report(run.id, run.scope, run.status, stats, datasets=run.counts["datasets"])
 
 
-def _objects_read_one_by_one(store: GraphStore, scope: Scope) -> frozenset[str]:
-    """The urns under the scope that lineage reads on their own. Refuses a scope already
-    harvested object by object: its roll-ups would count those objects a second time."""
+def _objects_read_one_by_one(store: GraphStore, scope: Scope, created: int) -> frozenset[str]:
+    """The urns under the scope that lineage reads on their own. Refuses a report older than
+    the scope's roll-ups, and a scope already harvested object by object (its roll-ups would
+    count those objects a second time)."""
+    [row] = store.read("s3_scope_rollups_newest", {"bucket": scope.bucket, "prefix": scope.prefix})
+    if row["newest"] is not None and int(row["newest"]) > created:
+        raise HarvestError(
+            f"{scope.url} already has roll-ups of a newer inventory (created "
+            f"{_iso(int(row['newest']))}) than this one ({_iso(created)}): harvest the newest "
+            "report"
+        )
     root = s3_file_urn(scope.bucket, scope.prefix) if scope.prefix else f"s3://{scope.bucket}/"
     found = store.read("s3_scope_read_objects", {"root": root})
     present = live_objects(store, scope)
@@ -691,6 +699,10 @@ def _objects_read_one_by_one(store: GraphStore, scope: Scope) -> frozenset[str]:
             "graph (--graph)"
         )
     return frozenset(row["urn"] for row in found)
+
+
+def _iso(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def write_inventory_rollups(
