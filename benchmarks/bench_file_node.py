@@ -3,9 +3,10 @@
 Writes `--objects` S3 objects (with their PART_OF edge to one dataset per 200 objects, under the
 :Asset(urn) index) into a fresh graph once per variant, and prints the server's memory growth
 per object (Redis `used_memory`) and FalkorDB's own breakdown (`GRAPH.MEMORY USAGE`). The
-baseline, in the same run: the node as the S3 harvester writes it; each other variant leaves
-properties out (`bucket` and `key` first: the urn already holds them), down to the urn alone,
-the floor for a node that MERGE can find by its indexed urn.
+baseline, in the same run: the node as the S3 harvester wrote it before it was slimmed (with
+`bucket` and `key`, which the urn already holds); the next variant is the node as written now,
+and each further one leaves more properties out, down to the urn alone: the floor for a node
+that MERGE can find by its indexed urn.
 
     python benchmarks/bench_file_node.py                    # 200,000 objects: about a minute
     python benchmarks/bench_file_node.py --objects 50000    # quicker, coarser
@@ -36,8 +37,8 @@ BASELINE = ("system", "name", "first_seen", "last_seen", "bucket", "key", "size"
             "storage_class", "last_modified", "etag")  # fmt: skip
 LEAN = ("system", "name", "first_seen", "last_seen", "size", "storage_class", "last_modified")
 VARIANTS: dict[str, tuple[str, ...]] = {
-    "as the S3 harvester writes it": BASELINE,
-    "without bucket, key": (*LEAN, "etag"),
+    "before (with bucket, key)": BASELINE,
+    "as written now (no bucket, key)": (*LEAN, "etag"),
     "... and no etag": LEAN,
     "... and no name, system": LEAN[2:],
     "urn, size, class only": ("size", "storage_class"),
@@ -114,16 +115,17 @@ def main() -> None:
     data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-file-node-"))
     try:
         print(f"{args.objects:,} :File nodes per variant, each with urn, labels and PART_OF")
-        sizes = {
-            name: measure(data_dir, name, args.objects, keep) for name, keep in VARIANTS.items()
+        sizes = {  # a fresh data directory, so a fresh server and graph, per variant
+            name: measure(data_dir / str(n), name, args.objects, keep)
+            for n, (name, keep) in enumerate(VARIANTS.items())
         }
         baseline = sizes[next(iter(VARIANTS))]
         for name, size in sizes.items():
             print(f"ratio: {name} {size / baseline:.2f}x the baseline")
-        floor = sizes["urn only"]
-        met = "met" if baseline <= GOAL_BYTES else "NOT met"
+        now, floor = sizes["as written now (no bucket, key)"], sizes["urn only"]
+        met = "met" if now <= GOAL_BYTES else "NOT met"
         print(
-            f"goal: at most {GOAL_BYTES} B per object ({baseline:.0f} B as written): {met}; "
+            f"goal: at most {GOAL_BYTES} B per object ({now:.0f} B as written now): {met}; "
             f"the urn alone, indexed, with its PART_OF edge: {floor:.0f} B"
         )
     finally:

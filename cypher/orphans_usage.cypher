@@ -41,7 +41,8 @@ WITH d, own, any(t IN flow_seen + read_seen WHERE t >= $since) AS live,
      reduce(m = null, t IN flow_read + read_read | CASE WHEN m IS NULL OR t > m THEN t ELSE m END)
        AS last
 WITH d, own, collect(live) AS lives, max(last) AS dataset_last
-WITH d, own, any(x IN lives WHERE x) AS covered, dataset_last
+WITH d, own, any(x IN lives WHERE x) AS covered, dataset_last,
+     size(split(d.urn, '/')[2]) + 6 AS key_at  // where keys start in urns: after s3://bucket/
 WHERE $with_consumed OR NOT covered
 
 // 2. The present objects and roll-ups of the datasets left, each with its status and last read.
@@ -49,6 +50,8 @@ WHERE $with_consumed OR NOT covered
 MATCH (f)-[:PART_OF|ROLLUP_OF]->(d)
 WHERE f.first_seen <= $as_of
   AND (($include_deleted AND f:File) OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
+// An object's key is its urn after `s3://bucket/` (the :File stores it once, in the urn).
+WITH d, own, covered, dataset_last, f, substring(f.urn, key_at) AS key
 WITH d, f,
      coalesce(f.storage_class, 'STANDARD') + coalesce('/' + f.access_tier, '') AS storage_class,
      reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)
@@ -57,10 +60,10 @@ WITH d, f,
      WHEN f.excluded THEN 'excluded'
      // The exclusion globs: plain string tests for the common shapes, else the block matcher
      // (see lineagegraph.reports.globs); `needle` keeps both off most keys.
-     WHEN any(g IN $exclude WHERE f.key CONTAINS g.needle AND (
-       coalesce(f.key = g.equals OR f.key STARTS WITH g.starts OR f.key ENDS WITH g.ends
-                OR f.key CONTAINS g.contains, false)
-       OR (g.general AND any(s IN [split(f.key, '/')] WHERE
+     WHEN any(g IN $exclude WHERE key CONTAINS g.needle AND (
+       coalesce(key = g.equals OR key STARTS WITH g.starts OR key ENDS WITH g.ends
+                OR key CONTAINS g.contains, false)
+       OR (g.general AND any(s IN [split(key, '/')] WHERE
          reduce(pos = 0, b IN g.blocks | coalesce(head([i IN
              // Where the block may start: 'exact' yields [0] only when the key has exactly the
              // block's segments (a range from a positive bound down to 0 is empty).

@@ -66,13 +66,18 @@ def put_many(client: BaseClient, bucket: str, objects: dict[str, tuple[bytes, st
 
 
 def files(store: GraphStore, bucket: str) -> dict[str, dict[str, Any]]:
+    """The bucket's :File nodes by key (the urn after `s3://bucket/`: keys are not stored twice)."""
+    root = f"s3://{bucket}/"
     rows = store.execute(
-        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.bucket = $b "
+        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.urn STARTS WITH $root "
         "RETURN f AS f, labels(f) AS labels, d.urn AS dataset",
-        {"b": bucket},
+        {"root": root},
         write=False,
     ).records()
-    return {r["f"]["key"]: {**r["f"], "dataset": r["dataset"], "labels": r["labels"]} for r in rows}
+    return {
+        r["f"]["urn"][len(root) :]: {**r["f"], "dataset": r["dataset"], "labels": r["labels"]}
+        for r in rows
+    }
 
 
 def datasets(store: GraphStore, bucket: str) -> dict[str, dict[str, Any]]:

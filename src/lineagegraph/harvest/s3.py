@@ -118,6 +118,7 @@ class Scope:
 
     @property
     def url(self) -> str:
+        """`s3://bucket/prefix`: also what the urns of the scope's objects start with."""
         return f"s3://{self.bucket}/{self.prefix}"
 
 
@@ -365,10 +366,9 @@ class FileWriter:
                                            "seen": page.seen}  # fmt: skip
             urn = s3_file_urn(bucket, obj.key)
             self._files[urn] = {
-                "urn": urn, "dataset": dataset, "name": name_of(urn), "key": obj.key,
-                "size": obj.size, "storage_class": obj.storage_class,
-                "last_modified": obj.last_modified, "etag": obj.etag, "seen": page.seen,
-                "access_tier": obj.access_tier,
+                "urn": urn, "dataset": dataset, "name": name_of(urn), "size": obj.size,
+                "storage_class": obj.storage_class, "last_modified": obj.last_modified,
+                "etag": obj.etag, "access_tier": obj.access_tier, "seen": page.seen,
             }  # fmt: skip
         counts["objects"] = self.stats.objects
         counts["bytes"] = self.stats.bytes
@@ -512,7 +512,7 @@ def settle(
     for scope in scopes:
         if scope in failures:
             continue
-        params = {"bucket": scope.bucket, "prefix": scope.prefix, "started": started}
+        params = {"root": scope.url, "started": started}
         counts = store.read("s3_scope_counts", params)[0]
         present, unseen = int(counts["present"] or 0), int(counts["unseen"] or 0)
         if not unseen:
@@ -593,7 +593,7 @@ def refresh_rollups(store: GraphStore, scope: Scope) -> int:
     (a page per pass over the objects made the work grow with datasets times objects); memory
     holds the scope's dataset urns, far fewer than its objects.
     """
-    params = {"bucket": scope.bucket, "prefix": scope.prefix}
+    params = {"root": scope.url}
     urns = [row["dataset"] for row in store.read("s3_scope_datasets", params)]
     for page in chunks(urns, ROLLUP_PAGE):
         per_dataset: dict[str, dict[str, tuple[int, int]]] = {urn: {} for urn in page}
@@ -634,7 +634,7 @@ def write_rollups(store: GraphStore, rollups: dict[str, dict[str, tuple[int, int
 
 def live_objects(store: GraphStore, scope: Scope) -> int:
     """The scope's present (not soft-deleted) objects: its live count before a scan."""
-    params = {"bucket": scope.bucket, "prefix": scope.prefix, "started": 0}
+    params = {"root": scope.url, "started": 0}
     return int(store.read("s3_scope_counts", params)[0]["present"] or 0)
 
 
