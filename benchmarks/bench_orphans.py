@@ -229,7 +229,7 @@ def report(store: GraphStore, kind: Kind, buckets: tuple[str, ...] = ()) -> Repo
 
 def per_object(store: GraphStore, bucket: str) -> tuple[int, int]:
     text = (Path(__file__).resolve().parent / "orphans_per_file.cypher").read_text()
-    params = {"bucket": bucket, "as_of": AS_OF, "since": AS_OF - 90 * DAY_MS}
+    params = {"root": f"s3://{bucket}/", "as_of": AS_OF, "since": AS_OF - 90 * DAY_MS}
     [row] = store.execute(text, params, write=False).rows
     return int(row[0]), int(row[1] or 0)
 

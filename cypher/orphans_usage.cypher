@@ -1,5 +1,8 @@
 // S3 storage per bucket, dataset, storage class and status ('orphaned', 'consumed', 'excluded')
-// for the orphan and cost reports (docs/orphans.md). Consumption is worked out per dataset
+// for the orphan and cost reports (docs/orphans.md), tallied for lineagegraph.reports.pricing:
+// objects, bytes, and the objects under $small bytes with their bytes. A dataset's storage is its
+// present objects (:File, harvested per object) and its roll-ups (:Rollup, an S3 Inventory
+// tallied by Spark, with exclusions settled when it was harvested). Consumption is worked out per dataset
 // (few) through its ancestors' urns, not per object (many); objects consumed on their own (a Spark
 // read of one file path) come in $touched, from orphans_consumed_objects, and are matched within
 // their dataset only.
@@ -9,7 +12,7 @@
 // Params: as_of, since (epoch ms); touched (the rows of orphans_consumed_objects: {dataset,
 // own}); buckets (list of names, [] = all); include_deleted, with_consumed (true: every object,
 // false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
-// min_billable, monitor_min (storage class -> bytes).
+// small (pricing.SMALL_OBJECT_BYTES).
 
 // 1. Each dataset is consumed through itself or any dataset above it: look its ancestors up.
 // The touched datasets come with their objects consumed on their own; every other dataset gets
@@ -38,22 +41,29 @@ WITH d, own, any(t IN flow_seen + read_seen WHERE t >= $since) AS live,
      reduce(m = null, t IN flow_read + read_read | CASE WHEN m IS NULL OR t > m THEN t ELSE m END)
        AS last
 WITH d, own, collect(live) AS lives, max(last) AS dataset_last
-WITH d, own, any(x IN lives WHERE x) AS covered, dataset_last
+WITH d, own, any(x IN lives WHERE x) AS covered, dataset_last,
+     size(split(d.urn, '/')[2]) + 6 AS key_at  // where keys start in urns: after s3://bucket/
 WHERE $with_consumed OR NOT covered
 
-// 2. The present objects of the datasets left, each with its status and last read.
-MATCH (f)-[:PART_OF]->(d)
-WHERE f.first_seen <= $as_of AND ($include_deleted OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
-WITH d, f, coalesce(f.storage_class, 'STANDARD') AS storage_class,
+// 2. The present objects and roll-ups of the datasets left, each with its status and last read.
+// A roll-up stops counting when a later harvest of its scope replaces it (its deleted_at).
+MATCH (f)-[:PART_OF|ROLLUP_OF]->(d)
+WHERE f.first_seen <= $as_of
+  AND (($include_deleted AND f:File) OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
+// An object's key is its urn after `s3://bucket/` (the :File stores it once, in the urn).
+WITH d, own, covered, dataset_last, f, substring(f.urn, key_at) AS key
+WITH d, f,
+     coalesce(f.storage_class, 'STANDARD') + coalesce('/' + f.access_tier, '') AS storage_class,
      reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)
                                               THEN x.last ELSE m END) AS last_read,
      CASE WHEN covered OR any(x IN own WHERE x.urn = f.urn AND x.live) THEN 'consumed'
+     WHEN f.excluded THEN 'excluded'
      // The exclusion globs: plain string tests for the common shapes, else the block matcher
      // (see lineagegraph.reports.globs); `needle` keeps both off most keys.
-     WHEN any(g IN $exclude WHERE f.key CONTAINS g.needle AND (
-       coalesce(f.key = g.equals OR f.key STARTS WITH g.starts OR f.key ENDS WITH g.ends
-                OR f.key CONTAINS g.contains, false)
-       OR (g.general AND any(s IN [split(f.key, '/')] WHERE
+     WHEN any(g IN $exclude WHERE key CONTAINS g.needle AND (
+       coalesce(key = g.equals OR key STARTS WITH g.starts OR key ENDS WITH g.ends
+                OR key CONTAINS g.contains, false)
+       OR (g.general AND any(s IN [split(key, '/')] WHERE
          reduce(pos = 0, b IN g.blocks | coalesce(head([i IN
              // Where the block may start: 'exact' yields [0] only when the key has exactly the
              // block's segments (a range from a positive bound down to 0 is empty).
@@ -79,12 +89,13 @@ WITH d, f, coalesce(f.storage_class, 'STANDARD') AS storage_class,
          + g.rest <= size(s))))) THEN 'excluded'
      ELSE 'orphaned' END AS status
 WHERE $with_consumed OR status = 'orphaned'
-WITH d, storage_class, status, count(f) AS objects, sum(f.size) AS bytes,
-     sum(CASE WHEN f.size < $min_billable[storage_class] THEN $min_billable[storage_class]
-              ELSE f.size END) AS billable_bytes,
-     sum(CASE WHEN f.size >= $monitor_min[storage_class] THEN 1 ELSE 0 END) AS monitored_objects,
-     min(f.last_modified) AS oldest_modified, max(f.last_modified) AS newest_modified,
+WITH d, storage_class, status, sum(coalesce(f.objects, 1)) AS objects,
+     sum(coalesce(f.bytes, f.size)) AS bytes,
+     sum(coalesce(f.small_objects, CASE WHEN f.size < $small THEN 1 ELSE 0 END)) AS small_objects,
+     sum(coalesce(f.small_bytes, CASE WHEN f.size < $small THEN f.size ELSE 0 END)) AS small_bytes,
+     min(coalesce(f.oldest_modified, f.last_modified)) AS oldest_modified,
+     max(coalesce(f.newest_modified, f.last_modified)) AS newest_modified,
      max(last_read) AS last_read
 RETURN split(d.urn, '/')[2] AS bucket, d.urn AS dataset, storage_class, status, objects, bytes,
-       billable_bytes, monitored_objects, oldest_modified, newest_modified, last_read
+       small_objects, small_bytes, oldest_modified, newest_modified, last_read
 ORDER BY bucket, dataset, storage_class, status

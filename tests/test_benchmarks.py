@@ -23,9 +23,11 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 # Per script, lines its figures must show: a throughput or latency, and a ratio to its baseline.
 FIGURES = {
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
+    "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
     "bench_openlineage": [r"[\d,]+ events/s", r"ratio: harvest [\d.]+x the baseline"],
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
+    "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
     "bench_snowflake": [r"[\d,]+ rows/s, [\d,]+ pairs/s", r"vs unreduced baseline: [\d.]+x"],
     "bench_spark": [r"action: median +[\d.]+ ms without", r"\(ratio [\d.]+\)"],
@@ -35,7 +37,7 @@ FIGURES = {
 
 def missing_service(name: str) -> str | None:
     """Why a benchmark cannot run on this machine, or None."""
-    if name == "bench_spark" and (
+    if name in ("bench_spark", "bench_rollups") and (
         shutil.which("java") is None or importlib.util.find_spec("pyspark") is None
     ):
         return "Spark needs Java 17 and pyspark"

@@ -115,12 +115,13 @@ def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
             + [["spark", "success"]] * RUNS
         )  # fmt: skip
         # Only the part files Spark's last overwrite left are present; the replaced ones are not.
+        root = f"s3://{p.CURATED_BUCKET}/"
         present = rows(
-            "MATCH (f:File) WHERE f.bucket = $b AND f.deleted_at IS NULL "
-            "RETURN f.key ORDER BY f.key",
-            b=p.CURATED_BUCKET,
+            "MATCH (f:File) WHERE f.urn STARTS WITH $root AND f.deleted_at IS NULL "
+            "RETURN f.urn ORDER BY f.urn",
+            root=root,
         )
-        assert [key for [key] in present] == spark_output
+        assert [urn.removeprefix(root) for [urn] in present] == spark_output
 
 
 def test_data_is_read_after_it_was_written(demo_dir: Path) -> None:

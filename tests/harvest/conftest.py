@@ -11,6 +11,7 @@ from s3_fixtures import (  # noqa: F401  (fixtures are found by name)
     moto_endpoint,
     rgw,
     rgw_endpoint,
+    spark,
 )
 from snowflake_fixtures import (  # noqa: F401  (fixtures are found by name)
     account_usage,

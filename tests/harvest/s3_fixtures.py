@@ -13,7 +13,7 @@ import os
 import socket
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,6 +25,7 @@ from botocore.client import BaseClient
 
 from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.s3_inventory import snake_case
 from lineagegraph.settings import Settings
 
 RGW_ENV = "LINEAGEGRAPH_TEST_RGW"
@@ -65,13 +66,18 @@ def put_many(client: BaseClient, bucket: str, objects: dict[str, tuple[bytes, st
 
 
 def files(store: GraphStore, bucket: str) -> dict[str, dict[str, Any]]:
+    """The bucket's :File nodes by key (the urn after `s3://bucket/`: keys are not stored twice)."""
+    root = f"s3://{bucket}/"
     rows = store.execute(
-        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.bucket = $b "
+        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.urn STARTS WITH $root "
         "RETURN f AS f, labels(f) AS labels, d.urn AS dataset",
-        {"b": bucket},
+        {"root": root},
         write=False,
     ).records()
-    return {r["f"]["key"]: {**r["f"], "dataset": r["dataset"], "labels": r["labels"]} for r in rows}
+    return {
+        r["f"]["urn"][len(root) :]: {**r["f"], "dataset": r["dataset"], "labels": r["labels"]}
+        for r in rows
+    }
 
 
 def datasets(store: GraphStore, bucket: str) -> dict[str, dict[str, Any]]:
@@ -111,6 +117,22 @@ def moto(moto_endpoint: str) -> BaseClient:
 def bucket(moto: BaseClient) -> str:
     """A fresh bucket on the shared moto server."""
     return new_bucket(moto)
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    """A local[1] Spark session (slow to start, ~15 s): reuse one another test module left
+    active; else start (and stop) our own."""
+    pytest.importorskip("pyspark", reason="the Spark path needs pyspark (the spark extra)")
+    from pyspark.sql import SparkSession
+
+    from lineagegraph.harvest.s3_inventory import spark_session
+
+    active = SparkSession.getActiveSession()
+    session = active or spark_session("local[1]")
+    yield session
+    if active is None:
+        session.stop()
 
 
 # --- Ceph RGW ----------------------------------------------------------------------------------
@@ -260,10 +282,9 @@ def is_listing(
 
 # --- S3 Inventory reports (moto has none: written here in AWS's layout) ------------------------
 
-CSV_SCHEMA = "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass"
-VERSIONED_SCHEMA = (
-    "Bucket, Key, VersionId, IsLatest, IsDeleteMarker, Size, LastModifiedDate, ETag, StorageClass"
-)
+OPTIONAL_FIELDS = ("LastModifiedDate", "ETag", "StorageClass")
+"""The optional inventory fields a report has unless a test picks others."""
+VERSION_FIELDS = ("VersionId", "IsLatest", "IsDeleteMarker")
 
 
 @dataclass
@@ -276,44 +297,59 @@ class InventoryRow:
     latest: bool = True
     delete_marker: bool = False
     bucket: str | None = None  # default: the report's source bucket
+    access_tier: str | None = None  # IntelligentTieringAccessTier
+
+    def value(self, name: str, source: str) -> Any:
+        """The row's value of an inventory field, as Parquet types it."""
+        from datetime import datetime
+
+        return {
+            "Bucket": self.bucket or source, "Key": self.key, "VersionId": "v1",
+            "IsLatest": self.latest, "IsDeleteMarker": self.delete_marker,
+            "Size": None if self.delete_marker else self.size,
+            "LastModifiedDate": datetime.fromisoformat(self.modified), "ETag": self.etag,
+            "StorageClass": self.storage_class, "IntelligentTieringAccessTier": self.access_tier,
+        }[name]  # fmt: skip
 
 
-def _csv_gz(rows: list[InventoryRow], source: str, versioned: bool) -> bytes:
+def _schema(fields: Sequence[str], versioned: bool) -> list[str]:
+    return ["Bucket", "Key", *(VERSION_FIELDS if versioned else ()), "Size", *fields]
+
+
+def _csv_gz(rows: list[InventoryRow], source: str, schema: list[str]) -> bytes:
     import csv
     import gzip
     import io
     from urllib.parse import quote_plus
 
-    text = io.StringIO()
-    writer = csv.writer(text, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    def text(row: InventoryRow, name: str) -> str:
+        if name == "Key":
+            return quote_plus(row.key, safe="/")
+        if name == "LastModifiedDate":
+            return row.modified
+        value = row.value(name, source)
+        if isinstance(value, bool):
+            return str(value).lower()
+        return "" if value is None else str(value)
+
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
     for r in rows:
-        head = [r.bucket or source, quote_plus(r.key, safe="/")]
-        if versioned:
-            head += ["v1", str(r.latest).lower(), str(r.delete_marker).lower()]
-        size = "" if r.delete_marker else str(r.size)
-        writer.writerow([*head, size, r.modified, r.etag, r.storage_class])
-    return gzip.compress(text.getvalue().encode("utf-8"))
+        writer.writerow([text(r, name) for name in schema])
+    return gzip.compress(out.getvalue().encode("utf-8"))
 
 
-def _parquet(rows: list[InventoryRow], source: str) -> bytes:
+def _parquet(rows: list[InventoryRow], source: str, schema: list[str]) -> bytes:
     import io
-    from datetime import datetime
 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    types = {"Size": pa.int64(), "LastModifiedDate": pa.timestamp("ms", tz="UTC"),
+             "IntelligentTieringAccessTier": pa.string()}  # fmt: skip
     table = pa.table({
-        "bucket": [r.bucket or source for r in rows],
-        "key": [r.key for r in rows],
-        "version_id": ["v1" for _ in rows],
-        "is_latest": [r.latest for r in rows],
-        "is_delete_marker": [r.delete_marker for r in rows],
-        "size": pa.array([None if r.delete_marker else r.size for r in rows], pa.int64()),
-        "last_modified_date": pa.array(
-            [datetime.fromisoformat(r.modified) for r in rows], pa.timestamp("ms", tz="UTC")
-        ),
-        "e_tag": [r.etag for r in rows],
-        "storage_class": [r.storage_class for r in rows],
+        snake_case(name): pa.array([r.value(name, source) for r in rows], types.get(name))
+        for name in schema
     })  # fmt: skip
     out = io.BytesIO()
     pq.write_table(table, out)
@@ -328,11 +364,13 @@ def write_inventory(
     created: int = 1_717_200_000_000,
     file_format: str = "CSV",
     versioned: bool = False,
+    fields: Sequence[str] = OPTIONAL_FIELDS,
     tamper: Callable[[dict[str, Any]], None] | None = None,
 ) -> str:
-    """Upload an inventory report of `source` (one data file per row list) to a new destination
-    bucket; returns the manifest's s3:// URL. `tamper` may edit the manifest before it is
-    checksummed, as a broken report would be."""
+    """Upload an inventory report of `source` (one data file per row list, with the optional
+    `fields`; Parquet ones always versioned) to a new destination bucket; returns the
+    manifest's s3:// URL. `tamper` may edit the manifest before it is checksummed, as a broken
+    report would be."""
     import hashlib
     import json
 
@@ -341,9 +379,11 @@ def write_inventory(
     entries = []
     for n, rows in enumerate(data_files):
         if file_format == "Parquet":
-            body, key = _parquet(rows, source), f"{base}/data/part-{n}.parquet"
+            body = _parquet(rows, source, _schema(fields, True))
+            key = f"{base}/data/part-{n}.parquet"
         else:
-            body, key = _csv_gz(rows, source, versioned), f"{base}/data/part-{n}.csv.gz"
+            body = _csv_gz(rows, source, _schema(fields, versioned))
+            key = f"{base}/data/part-{n}.csv.gz"
         client.put_object(Bucket=destination, Key=key, Body=body)
         entries.append(
             {"key": key, "size": len(body), "MD5checksum": hashlib.md5(body).hexdigest()}
@@ -354,7 +394,7 @@ def write_inventory(
         "version": "2016-11-30",
         "creationTimestamp": str(created),
         "fileFormat": file_format,
-        "fileSchema": VERSIONED_SCHEMA if versioned else CSV_SCHEMA,
+        "fileSchema": ", ".join(_schema(fields, versioned)),
         "files": entries,
     }
     if tamper:

@@ -83,7 +83,8 @@ def test_listing_writes_the_graph_contract(
     f = got["raw/orders/dt=2024-01-01/part 0.csv"]
     assert f["urn"] == f"s3://{bucket}/raw/orders/dt=2024-01-01/part 0.csv"
     assert set(f["labels"]) == {"Asset", "File"}
-    assert (f["system"], f["name"], f["bucket"], f["size"]) == ("s3", "part 0.csv", bucket, 4)
+    assert (f["system"], f["name"], f["size"]) == ("s3", "part 0.csv", 4)
+    assert "bucket" not in f and "key" not in f  # the urn holds them
     assert f["storage_class"] == "STANDARD"
     assert f["etag"] == hashlib.md5(b"a,b\n").hexdigest()  # quotes stripped
     assert isinstance(f["last_modified"], int)
@@ -184,8 +185,8 @@ def test_rerun_changes_only_last_seen(
             k: v for k, v in before[key].items() if k != "last_seen"
         }
     count = store.execute(
-        "MATCH (f:File)-[r:PART_OF]->() WHERE f.bucket = $b RETURN count(r) AS n",
-        {"b": bucket},
+        "MATCH (f:File)-[r:PART_OF]->() WHERE f.urn STARTS WITH $root RETURN count(r) AS n",
+        {"root": f"s3://{bucket}/"},
         write=False,
     ).records()[0]["n"]
     assert count == len(after)  # one PART_OF each, not one per run

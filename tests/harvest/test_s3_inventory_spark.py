@@ -1,12 +1,11 @@
 """The Spark path of S3 Inventory: one local[1] session (slow to start, ~15 s) for the module.
 
 Spark tasks read the data files from moto's S3 server with their own boto3 client, like
-executors of a real cluster would; the driver only writes the summed dataset rollups.
+executors of a real cluster would; the driver writes only the merged tallies (roll-ups).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,24 +17,11 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.s3_inventory import (
     harvest_s3_inventory,
     harvest_s3_inventory_spark,
-    spark_session,
 )
 
 pytest.importorskip("pyspark", reason="the Spark path needs pyspark (the spark extra)")
 
 ROLLUP_KEYS = ("objects", "bytes")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    """Reuse a session another test module left active; else start (and stop) our own."""
-    from pyspark.sql import SparkSession
-
-    active = SparkSession.getActiveSession()
-    session = active or spark_session("local[1]")
-    yield session
-    if active is None:
-        session.stop()
 
 
 def _rollups(store: GraphStore, bucket: str) -> dict[str, dict[str, int]]:

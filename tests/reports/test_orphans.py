@@ -20,8 +20,9 @@ from lake import DAY, T0, TABLE, Lake, orphaned, report, rows
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Flow
-from lineagegraph.reports.globs import compile_glob, exclusion_globs
-from lineagegraph.reports.pricing import GB, Usage, load_prices, monthly_costs
+from lineagegraph.reports.globs import compile_glob, exclusion_globs, glob_regex
+from lineagegraph.reports.orphans import tally_of
+from lineagegraph.reports.pricing import GB, SMALL_OBJECT_BYTES, Usage, load_prices, monthly_costs
 from lineagegraph.store_check import EmptyGraph
 
 AS_OF = T0 + DAY  # the lake was listed one day before the reports' --as-of
@@ -38,13 +39,18 @@ def usage(store: GraphStore, **params: Any) -> dict[tuple[str, str, str], dict[s
         "include_deleted": False,
         "with_consumed": True,
         "exclude": [g.program for g in exclusion_globs()],
-        **load_prices().query_params(),
+        "small": SMALL_OBJECT_BYTES,
         **params,
     }
     return {
         (r["dataset"], r["storage_class"], r["status"]): r
         for r in store.read("orphans_usage", values)
     }
+
+
+def priced(row: dict[str, Any]) -> Usage:
+    """A row of the statement as prices see it (billable bytes, monitored objects)."""
+    return Usage.of(row["storage_class"], tally_of(row), load_prices())
 
 
 def test_an_empty_graph_is_an_error_not_a_report_of_no_orphans(lake: Lake) -> None:
@@ -221,13 +227,15 @@ def test_the_graph_sums_sizes_minimums_and_monitored_objects(lake: Lake) -> None
     lake.obj("b", "ia/c", size=5, storage_class="GLACIER")
     lake.write()
     got = usage(lake.store)
-    ia = got["s3://b/ia", "STANDARD_IA", "orphaned"]
-    assert (ia["objects"], ia["bytes"], ia["billable_bytes"]) == (2, 10 + 200 * KIB, 328 * KIB)
-    assert (ia["oldest_modified"], ia["newest_modified"]) == (T0 - 9 * DAY, T0 - 3 * DAY)
-    it = got["s3://b/it", "INTELLIGENT_TIERING", "orphaned"]
-    assert (it["billable_bytes"], it["monitored_objects"]) == (256 * KIB - 1, 1)
-    glacier = got["s3://b/ia", "GLACIER", "orphaned"]
-    assert (glacier["bytes"], glacier["billable_bytes"], glacier["monitored_objects"]) == (5, 5, 0)
+    ia_row = got["s3://b/ia", "STANDARD_IA", "orphaned"]
+    assert (ia_row["small_objects"], ia_row["small_bytes"]) == (1, 10)
+    ia = priced(ia_row)
+    assert (ia.objects, ia.bytes, ia.billable_bytes) == (2, 10 + 200 * KIB, 328 * KIB)
+    assert (ia_row["oldest_modified"], ia_row["newest_modified"]) == (T0 - 9 * DAY, T0 - 3 * DAY)
+    it = priced(got["s3://b/it", "INTELLIGENT_TIERING", "orphaned"])
+    assert (it.billable_bytes, it.monitored_objects) == (256 * KIB - 1, 1)
+    glacier = priced(got["s3://b/ia", "GLACIER", "orphaned"])
+    assert (glacier.bytes, glacier.billable_bytes, glacier.monitored_objects) == (5, 5, 0)
 
 
 def test_report_costs_are_the_priced_graph_sums(lake: Lake) -> None:
@@ -314,10 +322,7 @@ def test_report_prices_match_the_pure_function(lake: Lake) -> None:
     lake.obj("b", "a/y", size=1000, storage_class="INTELLIGENT_TIERING")
     lake.write()
     [row] = usage(lake.store).values()
-    [expected] = monthly_costs(
-        [Usage(row["storage_class"], 2, int(row["bytes"]), int(row["billable_bytes"]), 1)],
-        load_prices(),
-    ).costs
+    [expected] = monthly_costs([priced(row)], load_prices()).costs
     assert expected == Fraction("0.023") * (3 * GB + 1000) / GB + Fraction("0.0025") / 1000
     shown = rows(report(lake.store))[0]["monthly_usd"]
     assert shown == Decimal("0.069002521")  # the exact cost rounded to 1e-9
@@ -325,31 +330,6 @@ def test_report_prices_match_the_pure_function(lake: Lake) -> None:
 
 
 # --- the exclusion matcher against its definition as a regular expression -----------------
-
-
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """The meaning of a glob: '*' is [^/]*, a '**' segment any run of segments (a leading
-    '**/' zero or more, '/**/' zero or more, a trailing '/**' one or more)."""
-    segments: list[str] = []
-    for segment in glob.split("/"):
-        if not (segment == "**" and segments and segments[-1] == "**"):
-            segments.append(segment)
-    out = ""
-    for i, segment in enumerate(segments):
-        if segment == "**":
-            if len(segments) == 1:
-                out += ".*"
-            elif i == 0:
-                out += "(?:.*/)?"
-            elif i == len(segments) - 1:
-                out += "/.*"
-            else:
-                out += "/(?:.*/)?"
-        else:
-            if i and segments[i - 1] != "**":
-                out += "/"
-            out += "[^/]*".join(re.escape(piece) for piece in segment.split("*"))
-    return re.compile(out, re.DOTALL)
 
 
 def test_the_regex_definition_itself() -> None:

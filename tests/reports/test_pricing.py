@@ -18,6 +18,7 @@ from lineagegraph.reports.pricing import (
     GB,
     NANO,
     PriceTable,
+    Tally,
     Usage,
     apportion,
     default_price_table,
@@ -66,6 +67,10 @@ def test_shipped_table_holds_the_us_east_1_list_prices(prices: PriceTable) -> No
         "GLACIER_IR": [(None, Fraction("0.004"))],
         "GLACIER": [(None, Fraction("0.0036"))],
         "DEEP_ARCHIVE": [(None, Fraction("0.00099"))],
+        "INTELLIGENT_TIERING/INFREQUENT": [(None, Fraction("0.0125"))],
+        "INTELLIGENT_TIERING/ARCHIVE_INSTANT_ACCESS": [(None, Fraction("0.004"))],
+        "INTELLIGENT_TIERING/ARCHIVE": [(None, Fraction("0.0036"))],
+        "INTELLIGENT_TIERING/DEEP_ARCHIVE": [(None, Fraction("0.00099"))],
     }
     assert {n for n, p in c.items() if p.min_billable_bytes == 131_072} == {
         "STANDARD_IA",
@@ -74,15 +79,22 @@ def test_shipped_table_holds_the_us_east_1_list_prices(prices: PriceTable) -> No
     }
     assert {
         n: (p.overhead_bytes, p.standard_overhead_bytes) for n, p in c.items() if p.overhead_bytes
-    } == {"GLACIER": (32 * KIB, 8 * KIB), "DEEP_ARCHIVE": (32 * KIB, 8 * KIB)}
+    } == {
+        name: (32 * KIB, 8 * KIB)
+        for name in (
+            "GLACIER",
+            "DEEP_ARCHIVE",
+            "INTELLIGENT_TIERING/ARCHIVE",
+            "INTELLIGENT_TIERING/DEEP_ARCHIVE",
+        )
+    }
     it = c["INTELLIGENT_TIERING"]
     assert (it.monitoring_usd_per_1000_objects, it.monitoring_min_bytes) == (
         Fraction("0.0025"),
         128 * KIB,
     )
-    assert prices.query_params() == {
-        "min_billable": {"STANDARD_IA": 131_072, "ONEZONE_IA": 131_072, "GLACIER_IR": 131_072},
-        "monitor_min": {"INTELLIGENT_TIERING": 131_072},
+    assert {n for n, p in c.items() if p.monitoring_usd_per_1000_objects} == {
+        n for n in c if n.startswith("INTELLIGENT_TIERING")
     }
 
 
@@ -195,6 +207,11 @@ def test_the_default_table_is_the_shipped_file() -> None:
             "tiers' up_to_gb must increase",
         ),
         ("[classes.STANDARD]\nusd_per_gb_month = 0.02\n", "region: Field required"),
+        (
+            'region = "x"\n[classes.STANDARD]\nusd_per_gb_month = 0.02\n'
+            "min_billable_bytes = 65536\n",
+            "min_billable_bytes must be 0 or 131072",
+        ),
     ],
 )
 def test_a_bad_price_table_names_file_and_key(tmp_path: Path, text: str, message: str) -> None:
@@ -238,3 +255,31 @@ def test_apportion_rounds_thirds_so_they_add_up() -> None:
     assert apportion([1, 1, 1], 3, 10) == [4, 3, 3]
     assert apportion([2, 2, 2], 3, 1) == [1, 1, 0]  # 2/3 each: the total 2 goes to the first two
     assert apportion([0, 0], 7) == [0, 0]
+
+
+def test_tallies_merge_and_price_like_their_objects(prices: PriceTable) -> None:
+    """Usage.of over tallies equals the per-object rules, however the objects were grouped."""
+    sizes = [0, 10, 128 * KIB - 1, 128 * KIB, 3 * GB]
+    one, left, right = Tally(), Tally(), Tally()
+    for i, size in enumerate(sizes):
+        one.add(size, 1000 + i)
+        (left if i % 2 else right).add(size, 1000 + i)
+    merged = left.merge(right)
+    assert merged == one == Tally(5, 128 * KIB * 2 + 9 + 3 * GB, 3, 128 * KIB + 9, 1000, 1004)
+    ia = Usage.of("STANDARD_IA", merged, prices)
+    assert ia.billable_bytes == sum(max(size, 128 * KIB) for size in sizes)
+    it = Usage.of("INTELLIGENT_TIERING/INFREQUENT", merged, prices)
+    assert (it.billable_bytes, it.monitored_objects) == (merged.bytes, 2)
+    assert Usage.of("STANDARD", merged, prices).monitored_objects == 0
+    assert Tally().merge(Tally(1, 5, 1, 5, None, None)).oldest is None
+
+
+def test_access_tiers_priced_by_their_entry_or_the_class(prices: PriceTable) -> None:
+    assert prices.priced_as("INTELLIGENT_TIERING/ARCHIVE") == ("INTELLIGENT_TIERING/ARCHIVE", True)
+    assert prices.priced_as("INTELLIGENT_TIERING/FREQUENT") == ("INTELLIGENT_TIERING", True)
+    assert prices.priced_as("INTELLIGENT_TIERING/NEW_TIER") == ("INTELLIGENT_TIERING", False)
+    assert prices.priced_as("EXPRESS_ONEZONE") == ("STANDARD", False)
+    # The archive tiers carry Glacier's 40 KiB per object and the monitoring fee.
+    [archive] = cost(prices, usage("INTELLIGENT_TIERING/ARCHIVE", 1000, GB, monitored=1000))
+    overhead = Fraction("0.0036") * 1000 * 32 * KIB + Fraction("0.023") * 1000 * 8 * KIB
+    assert archive == (Fraction("0.0036") * GB + overhead) / GB + Fraction("0.0025")

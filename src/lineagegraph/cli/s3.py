@@ -89,8 +89,9 @@ def s3(
 @_ENDPOINT
 @click.option(
     "--spark", "spark_master", metavar="MASTER",
-    help="Aggregate with Spark (e.g. local[4], yarn): writes dataset rollups only, no :File "
-    "nodes. For reports too big for one machine.",
+    help="Tally with Spark (e.g. local[4], yarn): writes per-dataset roll-ups, which the "
+    "orphan and cost reports price exactly, and :File nodes only for objects lineage reads on "
+    "their own. For inventories too big for one node per object.",
 )  # fmt: skip
 @pass_app
 def s3_inventory(

@@ -88,13 +88,15 @@ _UNREACHABLE = (
 
 @dataclass(frozen=True, slots=True)
 class S3Object:
-    """One listed object, as S3 reports it (times in epoch ms, ETag without quotes)."""
+    """One listed object, as S3 reports it (times in epoch ms, ETag without quotes; the
+    Intelligent-Tiering access tier only from an inventory that has the field)."""
 
     key: str
     size: int
     last_modified: int | None
     etag: str | None
     storage_class: str = STANDARD
+    access_tier: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,7 @@ class Scope:
 
     @property
     def url(self) -> str:
+        """`s3://bucket/prefix`: also what the urns of the scope's objects start with."""
         return f"s3://{self.bucket}/{self.prefix}"
 
 
@@ -366,9 +369,9 @@ class FileWriter:
                                            "seen": page.seen}  # fmt: skip
             urn = s3_file_urn(bucket, obj.key)
             self._files[urn] = {
-                "urn": urn, "dataset": dataset, "name": name_of(urn), "key": obj.key,
-                "size": obj.size, "storage_class": obj.storage_class,
-                "last_modified": obj.last_modified, "etag": obj.etag, "seen": page.seen,
+                "urn": urn, "dataset": dataset, "name": name_of(urn), "size": obj.size,
+                "storage_class": obj.storage_class, "last_modified": obj.last_modified,
+                "etag": obj.etag, "access_tier": obj.access_tier, "seen": page.seen,
             }  # fmt: skip
         counts["objects"] = self.stats.objects
         counts["bytes"] = self.stats.bytes
@@ -512,7 +515,7 @@ def settle(
     for scope in scopes:
         if scope in failures:
             continue
-        params = {"bucket": scope.bucket, "prefix": scope.prefix, "started": started}
+        params = {"root": scope.url, "started": started}
         counts = store.read("s3_scope_counts", params)[0]
         present, unseen = int(counts["present"] or 0), int(counts["unseen"] or 0)
         if not unseen:
@@ -528,6 +531,9 @@ def settle(
         deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
         run.counts["soft_deleted"] += int(deleted)
     for scope in scopes:
+        if scope not in failures:  # its objects, one by one, replace its inventory roll-ups
+            params = {"bucket": scope.bucket, "prefix": scope.prefix, "seen": started}
+            store.run("s3_supersede_rollups", params)
         refresh_rollups(store, scope)
     return errors
 
@@ -590,7 +596,7 @@ def refresh_rollups(store: GraphStore, scope: Scope) -> int:
     (a page per pass over the objects made the work grow with datasets times objects); memory
     holds the scope's dataset urns, far fewer than its objects.
     """
-    params = {"bucket": scope.bucket, "prefix": scope.prefix}
+    params = {"root": scope.url}
     urns = [row["dataset"] for row in store.read("s3_scope_datasets", params)]
     for page in chunks(urns, ROLLUP_PAGE):
         per_dataset: dict[str, dict[str, tuple[int, int]]] = {urn: {} for urn in page}
@@ -631,7 +637,7 @@ def write_rollups(store: GraphStore, rollups: dict[str, dict[str, tuple[int, int
 
 def live_objects(store: GraphStore, scope: Scope) -> int:
     """The scope's present (not soft-deleted) objects: its live count before a scan."""
-    params = {"bucket": scope.bucket, "prefix": scope.prefix, "started": 0}
+    params = {"root": scope.url, "started": 0}
     return int(store.read("s3_scope_counts", params)[0]["present"] or 0)
 
 

@@ -16,8 +16,10 @@ earliest position, which is exact when the gaps between blocks may hold any segm
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from lineagegraph.errors import ConfigError
@@ -34,6 +36,36 @@ class Glob:
 
     text: str
     program: dict[str, Any]
+
+    def matches(self, key: str) -> bool:
+        """Whether the glob matches `key`, in Python: for keys that never reach the graph
+        (an inventory tallied by Spark into roll-ups)."""
+        return glob_regex(self.text).fullmatch(key) is not None
+
+
+@cache
+def glob_regex(text: str) -> re.Pattern[str]:
+    """The glob as a regular expression: '*' is [^/]*, a '**' segment any run of segments."""
+    segments: list[str] = []
+    for segment in text.split("/"):
+        if not (segment == _ANY_SEGMENTS and segments and segments[-1] == _ANY_SEGMENTS):
+            segments.append(segment)
+    out = ""
+    for i, segment in enumerate(segments):
+        if segment == _ANY_SEGMENTS:
+            if len(segments) == 1:
+                out += ".*"
+            elif i == 0:
+                out += "(?:.*/)?"  # a leading '**/': zero or more segments
+            elif i == len(segments) - 1:
+                out += "/.*"  # a trailing '/**': one or more
+            else:
+                out += "/(?:.*/)?"  # '/**/' between segments: zero or more
+        else:
+            if i and segments[i - 1] != _ANY_SEGMENTS:
+                out += "/"
+            out += "[^/]*".join(re.escape(piece) for piece in segment.split("*"))
+    return re.compile(out, re.DOTALL)
 
 
 def compile_glob(text: str) -> Glob:

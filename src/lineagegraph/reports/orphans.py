@@ -1,7 +1,8 @@
 """The orphaned-S3 report and the S3 cost report (docs/orphans.md).
 
 Two graph statements (cypher/orphans_consumed_objects.cypher, then cypher/orphans_usage.cypher)
-sum the objects per bucket, dataset, storage class and status; this module prices those sums
+tally the objects per bucket, dataset, storage class and status, whether the graph holds them
+one by one (:File) or as an inventory's roll-ups (:Rollup); this module prices those tallies
 (lineagegraph.reports.pricing), rolls them up to the rows asked for, ranks datasets by cost and
 renders the result.
 """
@@ -22,7 +23,9 @@ from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
 from lineagegraph.reports.globs import Glob, exclusion_globs
 from lineagegraph.reports.pricing import (
     GB,
+    SMALL_OBJECT_BYTES,
     PriceTable,
+    Tally,
     Usage,
     apportion,
     default_price_table,
@@ -41,6 +44,7 @@ GROUPINGS: dict[str, tuple[str, ...]] = {
     "class": ("storage_class",),
 }
 ORPHANED = "orphaned"
+INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,7 @@ class Report:
     top_rows: list[list[Any]]
     totals: dict[str, Any]
     warnings: list[str]
+    notes: list[str]
 
     @property
     def title(self) -> str:
@@ -216,6 +221,7 @@ class Report:
             about.append(f"buckets: {', '.join(o.buckets)}")
         if o.include_deleted:
             about.append("deleted objects included")
+        about += self.notes
         table = fmt == "table"
         total = _total_line(self.totals)
         rows, top_rows = (
@@ -258,6 +264,7 @@ class Report:
             "rows": _records(self.columns, self.rows),
             "top_datasets": _records(self.top_columns, self.top_rows),
             "warnings": self.warnings,
+            "notes": self.notes,
         }
 
 
@@ -278,21 +285,12 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
             "include_deleted": options.include_deleted,
             "with_consumed": options.kind == "cost",
             "exclude": [glob.program for glob in options.excludes],
-            **options.prices.query_params(),
+            "small": SMALL_OBJECT_BYTES,
         },
     )
     if not records:
         require_assets(store, "orphans_any_file", "S3 objects", "s3")
-    usages = [
-        Usage(
-            r["storage_class"],
-            int(r["objects"]),
-            int(r["bytes"] or 0),
-            int(r["billable_bytes"] or 0),
-            int(r["monitored_objects"] or 0),
-        )
-        for r in records
-    ]
+    usages = [Usage.of(r["storage_class"], tally_of(r), options.prices) for r in records]
     costing = monthly_costs(usages, options.prices)
     priced = list(zip(records, usages, costing.numerators, strict=True))
     key, denominator = GROUPINGS[options.by], costing.denominator
@@ -301,9 +299,10 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     everything = _roll_up(priced, ()).get((), _Sums())
     warnings = [
         f"storage class {name!r} ({objects:,} object{'s' * (objects != 1)}) is not in the "
-        f"price table {options.price_table}; priced as {options.prices.standard_class}"
+        f"price table {options.price_table}; priced as {options.prices.priced_as(name)[0]}"
         for name, objects in sorted(costing.unpriced.items())
     ]
+    warnings += _rollup_warnings(store, options)
     rows_of, top_of, totals_of = LAYOUT[options.kind]
     [totals] = _listing([((), everything)], totals_of, denominator)
     return Report(
@@ -314,7 +313,48 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
         top_rows=_listing(datasets, top_of, denominator)[: options.top_n],
         totals=dict(zip(totals_of, totals, strict=True)),
         warnings=warnings,
+        notes=_tier_notes(usages),
     )
+
+
+def tally_of(record: dict[str, Any]) -> Tally:
+    """The tally in a row of cypher/orphans_usage.cypher."""
+    return Tally(
+        int(record["objects"]),
+        int(record["bytes"] or 0),
+        int(record["small_objects"] or 0),
+        int(record["small_bytes"] or 0),
+    )
+
+
+def _tier_notes(usages: Sequence[Usage]) -> list[str]:
+    """Say when Intelligent-Tiering objects were priced without their access tier."""
+    untiered = sum(
+        u.objects for u in usages if u.storage_class == INTELLIGENT_TIERING and u.objects
+    )
+    if not untiered:
+        return []
+    return [
+        f"{untiered:,} Intelligent-Tiering object{'s' * (untiered != 1)} without an access tier "
+        "(an S3 listing, or an inventory without IntelligentTieringAccessTier) priced as "
+        "Frequent Access: an upper bound"
+    ]
+
+
+def _rollup_warnings(store: GraphStore, options: ReportOptions) -> list[str]:
+    """Roll-ups split excluded objects off when they were harvested: say so when this report
+    asks for other exclusions."""
+    asked = "\n".join(g.text for g in options.excludes)
+    warnings = []
+    for row in store.read("orphans_rollup_excludes", {"as_of": options.as_of}):
+        if row["excludes"] != asked:
+            used = ", ".join(str(row["excludes"] or "").split("\n")) or "none"
+            warnings.append(
+                f"{int(row['rollups']):,} inventory roll-ups were harvested with the exclusions "
+                f"{used}, not this report's: their excluded objects follow those; harvest the "
+                "inventory again with the same [reports] exclude to match"
+            )
+    return warnings
 
 
 def _listing(

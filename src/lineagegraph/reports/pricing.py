@@ -1,16 +1,19 @@
 """Monthly S3 storage cost from a TOML price table (docs/orphans.md).
 
-The graph aggregates objects per storage class (objects, bytes, bytes billed with the class's
-minimum object size, objects large enough for Intelligent-Tiering's monitoring fee); this module
-turns those sums into dollars. The arithmetic is exact (fractions of the table's decimal
-prices), so tests can state the expected cost to the last digit.
+Objects are tallied per dataset and storage class (`Tally`: objects, bytes, and the objects
+under 128 KiB with their bytes, which is all S3's per-object rules need). The graph tallies
+the objects it holds one by one (cypher/orphans_usage.cypher); a Spark job tallies an S3
+Inventory into roll-ups with `Tally.add` (lineagegraph.harvest.s3_inventory). Either way
+`Usage.of` is the one place that applies minimum sizes and per-object fees, and
+`monthly_costs` turns usages into dollars. The arithmetic is exact (fractions of the table's
+decimal prices), so tests can state the expected cost to the last digit.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -26,6 +29,12 @@ from lineagegraph.errors import ConfigError
 
 GB = 2**30
 """AWS bills storage per GB-month of 2^30 bytes."""
+SMALL_OBJECT_BYTES = 131_072
+"""The one size S3's per-object rules turn on: the minimum billable size of the IA classes and
+Glacier Instant Retrieval, and the smallest object Intelligent-Tiering monitors (and charges
+for). Tallies count the objects under it, so roll-ups price as exactly as objects do."""
+TIER_SEPARATOR = "/"
+"""`INTELLIGENT_TIERING/ARCHIVE`: a storage class and the access tier an inventory gives."""
 
 
 class _Strict(BaseModel):
@@ -50,6 +59,12 @@ class ClassPrice(_Strict):
 
     @model_validator(mode="after")
     def _one_price(self) -> ClassPrice:
+        for name in ("min_billable_bytes", "monitoring_min_bytes"):
+            if getattr(self, name) not in (0, SMALL_OBJECT_BYTES):
+                raise ValueError(
+                    f"{name} must be 0 or {SMALL_OBJECT_BYTES} (S3's 128 KiB): objects are "
+                    "tallied below that size only"
+                )
         if (self.usd_per_gb_month is None) == (self.tiers is None):
             raise ValueError("give either usd_per_gb_month or tiers")
         if self.tiers is not None:
@@ -84,20 +99,19 @@ class PriceTable(_Strict):
             raise ValueError(f"standard_class {self.standard_class!r} has no [classes] entry")
         return self
 
-    def query_params(self) -> dict[str, dict[str, int]]:
-        """The per-class sizes the graph needs to sum billable bytes and monitored objects."""
-        return {
-            "min_billable": {
-                name: price.min_billable_bytes
-                for name, price in self.classes.items()
-                if price.min_billable_bytes
-            },
-            "monitor_min": {
-                name: price.monitoring_min_bytes
-                for name, price in self.classes.items()
-                if price.monitoring_usd_per_1000_objects
-            },
-        }
+    def priced_as(self, name: str) -> tuple[str, bool]:
+        """The [classes] entry that prices `name`, and whether that is the intended price.
+
+        `CLASS/TIER` (an Intelligent-Tiering access tier) without an entry of its own is priced
+        as CLASS: intended for the Frequent Access tier, which CLASS's entry prices. Any other
+        class missing from the table is priced as standard_class (not intended: warned).
+        """
+        if name in self.classes:
+            return name, True
+        storage_class, _, tier = name.partition(TIER_SEPARATOR)
+        if tier and storage_class in self.classes:
+            return storage_class, tier == FREQUENT_TIER
+        return self.standard_class, False
 
 
 def default_price_table() -> Path:
@@ -130,15 +144,71 @@ def load_prices(path: Path | None = None) -> PriceTable:
         raise ConfigError(f"invalid price table {str(path)!r}: {problems}") from None
 
 
+FREQUENT_TIER = "FREQUENT"
+"""The Intelligent-Tiering access tier an inventory names for objects priced as the class."""
+
+
+@dataclass(slots=True)
+class Tally:
+    """Objects of one dataset, storage class and status: what pricing needs of them, summed."""
+
+    objects: int = 0
+    bytes: int = 0
+    small_objects: int = 0  # objects under SMALL_OBJECT_BYTES
+    small_bytes: int = 0  # their bytes
+    oldest: int | None = None  # last-modified times, epoch ms
+    newest: int | None = None
+
+    def add(self, size: int, modified: int | None) -> None:
+        """Count one object in."""
+        self.objects += 1
+        self.bytes += size
+        if size < SMALL_OBJECT_BYTES:
+            self.small_objects += 1
+            self.small_bytes += size
+        if modified is not None:
+            self.oldest = modified if self.oldest is None else min(self.oldest, modified)
+            self.newest = modified if self.newest is None else max(self.newest, modified)
+
+    def merge(self, other: Tally) -> Tally:
+        """Both tallies as one (Spark sums the tallies of its tasks with this)."""
+        return Tally(
+            self.objects + other.objects,
+            self.bytes + other.bytes,
+            self.small_objects + other.small_objects,
+            self.small_bytes + other.small_bytes,
+            _either(min, self.oldest, other.oldest),
+            _either(max, self.newest, other.newest),
+        )
+
+
+def _either(choose: Callable[[int, int], int], a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else choose(a, b)
+
+
 @dataclass(frozen=True)
 class Usage:
-    """Aggregated objects of one storage class, as the graph sums them."""
+    """Objects of one storage class as prices see them."""
 
     storage_class: str
     objects: int
     bytes: int
     billable_bytes: int  # each object counted at least at its class's min_billable_bytes
     monitored_objects: int  # objects of at least the class's monitoring_min_bytes
+
+    @classmethod
+    def of(cls, storage_class: str, tally: Tally, prices: PriceTable) -> Usage:
+        """The usage of a tally: the one place minimum sizes and monitored objects are worked
+        out, for objects the graph holds one by one and for roll-ups alike."""
+        price = prices.classes[prices.priced_as(storage_class)[0]]
+        billable = tally.bytes
+        if price.min_billable_bytes:  # validated: 0 or SMALL_OBJECT_BYTES
+            billable += tally.small_objects * price.min_billable_bytes - tally.small_bytes
+        monitored = 0
+        if price.monitoring_usd_per_1000_objects:
+            small = tally.small_objects if price.monitoring_min_bytes else 0
+            monitored = tally.objects - small
+        return cls(storage_class, tally.objects, tally.bytes, billable, monitored)
 
 
 @dataclass(frozen=True)
@@ -168,10 +238,9 @@ def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
     pooled: list[tuple[str, list[tuple[str, int]]]] = []  # per usage: class, (pool, bytes)
     totals: defaultdict[str, int] = defaultdict(int)
     for usage in usages:
-        name = usage.storage_class
-        if name not in prices.classes:
-            unpriced[name] += usage.objects
-            name = standard
+        name, intended = prices.priced_as(usage.storage_class)
+        if not intended:
+            unpriced[usage.storage_class] += usage.objects
         price = prices.classes[name]
         parts = [
             (name, usage.billable_bytes + usage.objects * price.overhead_bytes),

@@ -1,0 +1,239 @@
+"""An S3 Inventory through Spark (local[2]) into roll-ups, then the orphan report on that graph.
+
+Writes a Parquet inventory of `--rows` objects (every storage class, sizes around the 128 KiB
+minimum, Hive-partitioned datasets of 200 objects, a Spark read of every third dataset) to an
+in-process moto S3 server, harvests it with `harvest s3-inventory --spark local[2]`, and times
+the orphan and cost reports on the roll-up graph. The baseline, in the same run: the
+single-machine per-object harvest of the first `--baseline-rows` rows, and the reports on that
+graph. Every report total is checked against what the generator made. Prints rows/s, ratios
+and peak memory of this process, Spark's JVM and the graph server.
+
+    python benchmarks/bench_rollups.py --rows 1000000   # a few minutes on a quiet machine
+    python benchmarks/bench_rollups.py                  # 10,000,000 rows: for a quiet machine
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from small import parse_args
+
+from lineagegraph.demo.run import local_s3_server
+from lineagegraph.graph.store import GraphStore, open_store
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.s3 import make_client
+from lineagegraph.harvest.s3_inventory import (
+    harvest_s3_inventory,
+    harvest_s3_inventory_spark,
+    spark_session,
+)
+from lineagegraph.model import Transformation
+from lineagegraph.reports.globs import exclusion_globs
+from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
+from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.settings import GraphSettings, Settings
+
+CREATED = 1_719_792_000_000  # 2024-07-01: the inventory's time
+AS_OF = CREATED + DAY_MS
+PER_DATASET = 200
+ROWS_PER_FILE = 250_000
+CLASSES = ["STANDARD"] * 10 + ["STANDARD_IA", "INTELLIGENT_TIERING", "GLACIER", "DEEP_ARCHIVE"]
+TIERS = [None, "FREQUENT", "INFREQUENT", "ARCHIVE_INSTANT_ACCESS"]
+REPORT_GOAL_S = 5.0
+T = TypeVar("T")
+
+
+def timed(step: Callable[[], T]) -> tuple[T, float]:
+    began = time.perf_counter()
+    result = step()
+    return result, time.perf_counter() - began
+
+
+def inventory_rows(start: int, stop: int) -> dict[str, list[Any]]:
+    """Rows start..stop of the generated inventory, column by column (Parquet names)."""
+    keys, sizes, classes, tiers, modified = [], [], [], [], []
+    for n in range(start, stop):
+        dataset, i = divmod(n, PER_DATASET)
+        keys.append(f"zone{dataset % 7}/t{dataset}/dt=2024-06-{i % 28 + 1:02d}/part-{i:05d}.pq")
+        sizes.append((n * 7_919) % 400_000)  # a third under 128 KiB
+        storage_class = CLASSES[n % len(CLASSES)]
+        classes.append(storage_class)
+        tiers.append(TIERS[n % len(TIERS)] if storage_class == "INTELLIGENT_TIERING" else None)
+        modified.append(CREATED - (n % 700) * DAY_MS)
+    return {"key": keys, "size": sizes, "storage_class": classes,
+            "intelligent_tiering_access_tier": tiers, "last_modified_date": modified}  # fmt: skip
+
+
+def write_inventory(client: Any, source: str, rows: int) -> str:
+    """A Parquet inventory of `rows` objects of `source`, in AWS's layout; its manifest URL."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    destination = f"{source}-inventory"
+    client.create_bucket(Bucket=source)
+    client.create_bucket(Bucket=destination)
+    base, files = f"{source}/daily/{CREATED}", []
+    for n, start in enumerate(range(0, rows, ROWS_PER_FILE)):
+        columns = inventory_rows(start, min(rows, start + ROWS_PER_FILE))
+        table = pa.table({
+            "bucket": [source] * len(columns["key"]), **columns,
+            "last_modified_date": pa.array(columns["last_modified_date"], pa.int64()).cast(
+                pa.timestamp("ms", tz="UTC")),
+        })  # fmt: skip
+        out = io.BytesIO()
+        pq.write_table(table, out)
+        body, key = out.getvalue(), f"{base}/data/part-{n}.parquet"
+        client.put_object(Bucket=destination, Key=key, Body=body)
+        files.append({"key": key, "size": len(body), "MD5checksum": hashlib.md5(body).hexdigest()})
+    manifest = json.dumps({
+        "sourceBucket": source, "destinationBucket": f"arn:aws:s3:::{destination}",
+        "creationTimestamp": str(CREATED), "fileFormat": "Parquet", "files": files,
+    }).encode()  # fmt: skip
+    client.put_object(Bucket=destination, Key=f"{base}/manifest.json", Body=manifest)
+    checksum = hashlib.md5(manifest).hexdigest().encode()
+    client.put_object(Bucket=destination, Key=f"{base}/manifest.checksum", Body=checksum)
+    return f"s3://{destination}/{base}/manifest.json"
+
+
+def read_every_third_dataset(store: GraphStore, source: str, rows: int) -> None:
+    datasets = (rows + PER_DATASET - 1) // PER_DATASET
+    reads = tuple(f"s3://{source}/zone{d % 7}/t{d}" for d in range(0, datasets, 3))
+    writer = GraphWriter(store)
+    writer.add(Transformation("spark://etl/daily", "spark", "daily", "r1", AS_OF, reads=reads))
+    writer.flush()
+
+
+def report(store: GraphStore, kind: Kind, bucket: str) -> Report:
+    return run_report(
+        store,
+        ReportOptions(kind=kind, as_of=AS_OF, lookback_days=90, excludes=exclusion_globs(),
+                      prices=load_prices(), price_table=default_price_table(), buckets=[bucket]),
+    )  # fmt: skip
+
+
+def expected_orphans(rows: int) -> tuple[int, int, int]:
+    """(objects, orphaned objects, orphaned bytes) the generator made."""
+    orphaned = orphaned_bytes = 0
+    for n in range(rows):
+        if (n // PER_DATASET) % 3:
+            orphaned += 1
+            orphaned_bytes += (n * 7_919) % 400_000
+    return rows, orphaned, orphaned_bytes
+
+
+def reports(store: GraphStore, bucket: str, rows: int, label: str) -> float:
+    """Time the orphan report (warm, after a first run) and the cost report; check both."""
+    report(store, "orphans", bucket)
+    orphans, orphans_s = timed(lambda: report(store, "orphans", bucket))
+    cost, cost_s = timed(lambda: report(store, "cost", bucket))
+    want = expected_orphans(rows)
+    got = (cost.totals["objects"], orphans.totals["objects"], orphans.totals["bytes"])
+    status = "ok" if got == want else "MISMATCH"
+    print(
+        f"  {label}: orphans report {orphans_s:.2f} s, cost report {cost_s:.2f} s -> "
+        f"{got[1]:,} of {got[0]:,} objects orphaned, {orphans.totals['monthly_usd']} USD/month "
+        f"(generator: {want[1]:,} of {want[0]:,}, {want[2]:,} bytes: {status})"
+    )
+    if got != want:
+        raise SystemExit(f"{label}: the report disagrees with the generator")
+    return orphans_s
+
+
+def descendants_peak_mb() -> dict[str, float]:
+    """Peak RSS (VmHWM) of this process's living descendants by command: Spark's JVM and its
+    Python workers, the graph server."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit():
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(proc.name))
+        except (OSError, ValueError):
+            continue
+    peaks: dict[str, float] = {}
+    todo = list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            command = Path(f"/proc/{pid}/comm").read_text().strip()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmHWM:"):
+                peaks[command] = peaks.get(command, 0) + int(line.split()[1]) / 1024
+    return peaks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000, help="inventory rows")
+    parser.add_argument(
+        "--baseline-rows", type=int, default=100_000, help="rows of the per-object baseline"
+    )
+    args = parse_args(parser, rows=20_000, baseline_rows=5_000)
+    data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-rollups-"))
+    try:
+        with (
+            local_s3_server() as endpoint,
+            open_store(GraphSettings(data_dir=data_dir, batch_size=5000)) as store,
+        ):
+            store.init_schema()
+            keys = {"access_key_id": "bench", "secret_access_key": "bench"}
+            settings = Settings(s3={"endpoint_url": endpoint, "region": "us-east-1", **keys})
+            client = make_client(settings.s3)
+            url, write_s = timed(lambda: write_inventory(client, "bench-lake", args.rows))
+            print(f"wrote a Parquet inventory of {args.rows:,} rows in {write_s:.1f} s")
+            spark = spark_session("local[2]")
+            spark.sparkContext.setLogLevel("ERROR")
+            result, spark_s = timed(lambda: harvest_s3_inventory_spark(store, settings, url, spark))
+            rate = args.rows / spark_s
+            print(
+                f"spark local[2] roll-ups: {spark_s:.1f} s, {rate:,.0f} rows/s, "
+                f"{result.datasets:,} datasets ({result.status})"
+            )
+            read_every_third_dataset(store, "bench-lake", args.rows)
+            rollup_s = reports(store, "bench-lake", args.rows, "roll-up graph")
+
+            base_url = write_inventory(client, "bench-base", args.baseline_rows)
+            _, base_s = timed(lambda: harvest_s3_inventory(store, settings, base_url))
+            base_rate = args.baseline_rows / base_s
+            print(
+                f"baseline, per-object harvest of {args.baseline_rows:,} rows: {base_s:.1f} s, "
+                f"{base_rate:,.0f} rows/s"
+            )
+            read_every_third_dataset(store, "bench-base", args.baseline_rows)
+            base_report_s = reports(store, "bench-base", args.baseline_rows, "per-object graph")
+            print(
+                f"ratio: spark roll-ups {rate / base_rate:.1f}x the per-object harvest's rows/s; "
+                f"report on {args.rows:,} rolled-up rows {rollup_s / base_report_s:.2f}x the "
+                f"time on {args.baseline_rows:,} objects"
+            )
+            met = "met" if rollup_s < REPORT_GOAL_S else "NOT met"
+            print(f"goal: orphan report on the roll-up graph under {REPORT_GOAL_S:.0f} s: {met}")
+            peaks = descendants_peak_mb()
+            own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            shown = ", ".join(f"{name} {mb:,.0f} MiB" for name, mb in sorted(peaks.items()))
+            print(f"peak RSS: this process {own:,.0f} MiB; {shown}")
+            spark.stop()
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

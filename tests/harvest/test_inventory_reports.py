@@ -1,0 +1,199 @@
+"""The orphan and cost reports give the same numbers, to the exact amount, whether an S3
+Inventory was harvested object by object or tallied by Spark (local[1]) into roll-ups.
+
+One generated lake (two buckets, every storage class and Intelligent-Tiering access tier,
+objects under, at and over 128 KiB, Spark markers the default exclusions drop, folder markers)
+is written twice, to buckets `a-*` and `b-*` of the same moto server; `a-*` is harvested per
+object, `b-*` with Spark, both get the same lineage (a dataset read, one object read on its
+own, a flow), and the reports of each half are compared with the bucket names swapped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from botocore.client import BaseClient
+from s3_fixtures import InventoryRow, datasets, files, new_bucket, s3_settings, write_inventory
+
+from lineagegraph.errors import HarvestError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.s3_inventory import harvest_s3_inventory, harvest_s3_inventory_spark
+from lineagegraph.identity import name_of
+from lineagegraph.model import Asset, Flow, Transformation
+from lineagegraph.reports.globs import exclusion_globs
+from lineagegraph.reports.orphans import DAY_MS, GROUPINGS, Report, ReportOptions, run_report
+from lineagegraph.reports.pricing import SMALL_OBJECT_BYTES, default_price_table, load_prices
+
+CREATED = 1_717_200_000_000  # 2024-06-01: the inventory's creation time
+READ_AT = CREATED + DAY_MS
+AS_OF = CREATED + 2 * DAY_MS
+TABLE = "snowflake://acme/DB.S.T"
+CLASSES = [
+    ("STANDARD", None), ("STANDARD_IA", None), ("ONEZONE_IA", None), ("GLACIER_IR", None),
+    ("GLACIER", None), ("DEEP_ARCHIVE", None), ("REDUCED_REDUNDANCY", None),
+    ("INTELLIGENT_TIERING", None), ("INTELLIGENT_TIERING", "FREQUENT"),
+    ("INTELLIGENT_TIERING", "INFREQUENT"), ("INTELLIGENT_TIERING", "ARCHIVE_INSTANT_ACCESS"),
+    ("INTELLIGENT_TIERING", "ARCHIVE_ACCESS"), ("INTELLIGENT_TIERING", "DEEP_ARCHIVE"),
+]  # fmt: skip
+SIZES = [0, 1, SMALL_OBJECT_BYTES - 1, SMALL_OBJECT_BYTES, SMALL_OBJECT_BYTES + 1, 5 * 2**30]
+DATASETS = ["sales/dt=2024-05-0{day}/part-{n}.parquet", "raw/{n}.csv", "events/e-{n}.json",
+            "cold/archive/{n}.bin"]  # fmt: skip
+ALL_FIELDS = ("LastModifiedDate", "ETag", "StorageClass", "IntelligentTieringAccessTier")
+
+
+def lake_rows(bucket_index: int, with_fields: bool) -> list[list[InventoryRow]]:
+    """Two data files of objects; without the optional fields every object is STANDARD."""
+    rows = []
+    for n, ((storage_class, tier), size) in enumerate(
+        (c, s) for c in CLASSES for s in SIZES[bucket_index:]
+    ):
+        key = DATASETS[n % len(DATASETS)].format(day=n % 3 + 1, n=n)
+        modified = datetime.fromtimestamp((CREATED - (n + 1) * DAY_MS) / 1000, UTC)
+        rows.append(InventoryRow(key, size, storage_class, modified.isoformat(), access_tier=tier))
+    rows += [
+        InventoryRow("sales/dt=2024-05-01/_SUCCESS", 0),
+        InventoryRow("raw/_temporary/0/part-x.csv", 2 * SMALL_OBJECT_BYTES, "STANDARD_IA"),
+        InventoryRow("raw/", 0),
+    ]
+    if not with_fields:
+        for row in rows:
+            row.storage_class, row.access_tier = "STANDARD", None
+    return [rows[::2], rows[1::2]]
+
+
+def write_lineage(store: GraphStore, bucket: str) -> None:
+    """A Spark job reads the sales dataset and one raw object; events flow into a table. The
+    assets are named as the Spark harvester names them (datasets by path)."""
+    one, events = f"s3://{bucket}/raw/1.csv", f"s3://{bucket}/events"
+    writer = GraphWriter(store)
+    writer.add_all([
+        Asset(f"s3://{bucket}/sales", "Dataset", "s3", "sales", READ_AT),
+        Asset(one, "Dataset", "s3", name_of(one), READ_AT),
+        Transformation("spark://etl/daily", "spark", "daily", "run-1", READ_AT,
+                       reads=(f"s3://{bucket}/sales", one)),
+        Asset(events, "Dataset", "s3", "events", READ_AT),
+        Asset(TABLE, "Table", "snowflake", name_of(TABLE), READ_AT),
+        Flow(events, TABLE, READ_AT),
+    ])  # fmt: skip
+    writer.flush()
+
+
+def report(store: GraphStore, buckets: Sequence[str], kind: Any, by: str) -> Report:
+    return run_report(
+        store,
+        ReportOptions(kind=kind, as_of=AS_OF, lookback_days=90, excludes=exclusion_globs(),
+                      prices=load_prices(), price_table=default_price_table(),
+                      buckets=buckets, by=by, top_n=100),
+    )  # fmt: skip
+
+
+def counters(store: GraphStore, bucket: str, renames: dict[str, str]) -> dict[str, Any]:
+    """Each dataset's objects and bytes (per class too), by urn with bucket names swapped."""
+    found = {}
+    for urn, props in datasets(store, bucket).items():
+        for old, new in renames.items():
+            urn = urn.replace(old, new)
+        found[urn] = {k: v for k, v in props.items() if k.startswith(("objects", "bytes"))}
+    return found
+
+
+def as_seen(result: Report, renames: dict[str, str]) -> dict[str, Any]:
+    """The report's numbers with bucket names swapped, so the two halves compare."""
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            for old, new in renames.items():
+                value = value.replace(old, new)
+        return value
+
+    return {
+        "rows": [[swap(v) for v in row] for row in result.rows],
+        "top": [[swap(v) for v in row] for row in result.top_rows],
+        "totals": result.totals,
+        "warnings": result.warnings,
+        "notes": result.notes,
+    }
+
+
+@pytest.mark.parametrize(
+    ("file_format", "with_fields"),
+    [("CSV", True), ("Parquet", True), ("CSV", False), ("Parquet", False)],
+)
+def test_reports_from_objects_and_from_rollups_are_equal(
+    store: GraphStore,
+    moto: BaseClient,
+    moto_endpoint: str,
+    spark: Any,
+    file_format: str,
+    with_fields: bool,
+) -> None:
+    settings = s3_settings(moto_endpoint)
+    fields = ALL_FIELDS if with_fields else ()
+    halves: dict[str, list[str]] = {"a": [], "b": []}
+    manifests: dict[str, list[str]] = {"a": [], "b": []}
+    for i in range(2):
+        for half in halves:
+            bucket = new_bucket(moto, f"{half}{i}")
+            halves[half].append(bucket)
+            manifests[half].append(write_inventory(
+                moto, bucket, lake_rows(i, with_fields), created=CREATED,
+                file_format=file_format, fields=fields,
+            ))  # fmt: skip
+    for url in manifests["a"]:
+        harvest_s3_inventory(store, settings, url)
+    for url in manifests["b"]:
+        report_b = harvest_s3_inventory_spark(store, settings, url, spark)
+        assert report_b.status == "success"
+    for bucket in halves["a"] + halves["b"]:
+        write_lineage(store, bucket)
+    for url in manifests["b"]:  # the next day's harvest finds the object read on its own
+        harvest_s3_inventory_spark(store, settings, url, spark)
+
+    b_files = files(store, halves["b"][0])
+    assert list(b_files) == ["raw/1.csv"]  # the rest are roll-ups
+    renames = dict(zip(halves["b"], halves["a"], strict=True))
+    for b, a in renames.items():  # the datasets' counters count both shapes alike
+        assert counters(store, b, {b: a}) == counters(store, a, {}), b
+    for kind in ("orphans", "cost"):
+        for by in GROUPINGS:
+            per_object = report(store, halves["a"], kind, by)
+            from_rollups = report(store, halves["b"], kind, by)
+            assert as_seen(from_rollups, renames) == as_seen(per_object, {}), (kind, by)
+    cost = report(store, halves["a"], "cost", "class")
+    assert cost.totals["objects"] > 100 and cost.totals["orphaned_objects"] < cost.totals["objects"]
+    if with_fields:
+        classes = {row[0] for row in cost.rows}
+        assert {"GLACIER", "INTELLIGENT_TIERING/ARCHIVE", "INTELLIGENT_TIERING"} <= classes
+        assert cost.notes and "Frequent Access" in cost.notes[0]
+        assert any("REDUCED_REDUNDANCY" in w for w in cost.warnings)
+
+
+def test_a_scope_harvested_per_object_refuses_rollups(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    source = new_bucket(moto)
+    url = write_inventory(moto, source, [[InventoryRow("t/a.csv", 10)]])
+    settings = s3_settings(moto_endpoint)
+    harvest_s3_inventory(store, settings, url)
+    with pytest.raises(HarvestError, match="holds 1 objects harvested one by one"):
+        harvest_s3_inventory_spark(store, settings, url, spark)
+
+
+def test_an_older_report_never_replaces_newer_rollups(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    source = new_bucket(moto)
+    settings = s3_settings(moto_endpoint)
+    newer = write_inventory(moto, source, [[InventoryRow("t/a.csv", 10)]], created=CREATED)
+    older = write_inventory(moto, source, [[InventoryRow("t/a.csv", 99)]], created=CREATED - 1)
+    harvest_s3_inventory_spark(store, settings, newer, spark)
+    with pytest.raises(HarvestError, match="already has roll-ups of a newer inventory"):
+        harvest_s3_inventory_spark(store, settings, older, spark)
+    again = harvest_s3_inventory_spark(store, settings, newer, spark)  # the same one: replaced
+    assert again.status == "success"
+    result = report(store, [source], "cost", "bucket")
+    assert (result.totals["objects"], result.totals["bytes"]) == (1, 10)
