@@ -84,6 +84,25 @@ def values(store: FalkorDBStore, cypher: str) -> list[object]:
     return [row[0] for row in store.execute(cypher, write=False).rows]
 
 
+def duplicates(store: FalkorDBStore, label: str) -> list[list[object]]:
+    """Each node of a key held by more than one: what the next failure needs to be diagnosed
+    (a writer's sightings are stamped T0 + its seed, so first_seen names the creator)."""
+    rows = store.execute(
+        f"MATCH (n:{label}) WITH n.urn AS urn, collect(n) AS nodes WHERE size(nodes) > 1 "
+        "UNWIND nodes AS n OPTIONAL MATCH (n)-[r]-() "
+        "WITH urn, n, type(r) AS rel, count(r) AS k "
+        "RETURN urn, id(n), n.first_seen - $t0, n.last_seen - $t0, collect([rel, k])",
+        {"t0": T0},
+        write=False,
+    ).rows
+    status = store.execute(
+        "CALL db.indexes() YIELD label, status WHERE label = $label RETURN status",
+        {"label": label},
+        write=False,
+    ).rows
+    return [[*row, [s[0] for s in status]] for row in rows]
+
+
 def test_concurrent_writer_processes_never_duplicate_a_key(
     falkordb: FalkorDBStore, embedded_dir: Path
 ) -> None:
@@ -100,6 +119,8 @@ def test_concurrent_writer_processes_never_duplicate_a_key(
     expected = items(0)
     for label, kinds in (("Asset", (Asset,)), ("Transformation", (Transformation,)),
                          ("Column", (Column,))):  # fmt: skip
+        dups = duplicates(falkordb, label)
+        assert not dups, f"{label} [urn, id, first/last writer, edges, index status]: {dups}"
         urns = values(falkordb, f"MATCH (n:{label}) RETURN n.urn")
         want = {i.urn for i in expected if isinstance(i, kinds)}  # type: ignore[union-attr]
         assert sorted(urns) == sorted(want), f"each {label} urn exactly once"
