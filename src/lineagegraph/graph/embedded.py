@@ -242,7 +242,18 @@ class EmbeddedServer:
         """
         if self.appendfsync is None:
             return
-        self.client().bgrewriteaof()
+        client = self.client()
+        deadline = time.monotonic() + LOAD_TIMEOUT_S
+        while True:
+            try:
+                client.bgrewriteaof()
+                break
+            except redis.ResponseError as exc:
+                # Another process's rewrite (or Redis's own) may have forked before this
+                # change: let it finish, then start one that includes it.
+                if "already in progress" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                self._wait_rewrite()
         self._wait_rewrite()
 
     def _wait_rewrite(self) -> None:
