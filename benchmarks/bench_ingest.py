@@ -3,8 +3,10 @@
 Ingests the same graph into fresh stores with durability on (the append-only file fsynced
 before every reply, as users get it) and off (no append-only file: a private switch of this
 benchmark only), alternating the order over rounds, and prints both rates, their ratio and the
-load average. Then, on the last durable store (reopened: it survived its stop), a
-one-row-per-statement MERGE baseline (on a sample) with its ratio, traversal medians to depth
+load average, the server's CPU seconds (a figure the machine's load hardly moves), and how
+long each close took (with durability on, the last user compacts the grown append-only file
+before stopping the server). Then, on the last durable store (reopened: it survived its stop),
+a one-row-per-statement MERGE baseline (on a sample) with its ratio, traversal medians to depth
 20, and peak memory of this process and of the FalkorDB server.
 
     python benchmarks/bench_ingest.py                 # the issue's size: 1,000,000 assets
@@ -68,12 +70,29 @@ def server_peak_rss_mb(store: GraphStore) -> float | None:
     return None
 
 
-def ingest(settings: GraphSettings, assets: int, appendfsync: str | None) -> tuple[float, float]:
-    """Nodes/s and relationships/s into a fresh store with the given AOF policy."""
-    with FalkorDBStore(settings, appendfsync=appendfsync) as store:
+def ingest(
+    settings: GraphSettings, assets: int, appendfsync: str | None
+) -> tuple[float, float, float, float]:
+    """Nodes/s and relationships/s into a fresh store with the given AOF policy, the server's
+    CPU seconds for them (what the other processes of a loaded machine hardly change), and the
+    seconds its close took (the last user compacts a grown append-only file, then stops)."""
+    store = FalkorDBStore(settings, appendfsync=appendfsync)
+    with store:
         n_nodes, t_nodes = timed_write(store, shapes.assets(assets))
         n_edges, t_edges = timed_write(store, shapes.flows(assets))
-    return n_nodes / t_nodes, n_edges / t_edges
+        cpu = server_cpu_s(store._server.server_pid())
+        closing = time.perf_counter()
+    return n_nodes / t_nodes, n_edges / t_edges, cpu, time.perf_counter() - closing
+
+
+def server_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def disk_mb(data_dir: Path) -> float:
+    return sum(f.stat().st_size for f in data_dir.rglob("*") if f.is_file()) / 2**20
 
 
 def load() -> str:
@@ -112,11 +131,14 @@ def main() -> None:
             for mode in modes if r % 2 == 0 else modes[::-1]:  # alternate who goes first
                 data_dir = root / f"{mode}-{r}"
                 settings = GraphSettings(data_dir=data_dir, batch_size=args.batch_size)
-                nodes, rels = ingest(settings, args.assets, None if mode == "off" else mode)
+                nodes, rels, cpu, close_s = ingest(
+                    settings, args.assets, None if mode == "off" else mode
+                )
                 rates[mode].append((nodes, rels))
                 print(
                     f"round {r + 1} {mode:<8} {nodes:>8,.0f} nodes/s {rels:>8,.0f} rels/s  "
-                    f"({load()})",
+                    f"server CPU {cpu:5.1f} s, close {close_s:5.1f} s, "
+                    f"{disk_mb(data_dir):,.0f} MB on disk  ({load()})",
                     flush=True,
                 )
                 if mode != "always":

@@ -179,9 +179,7 @@ def bench_write(
             conv = converter(run.counts)
             if reduce:
                 report = SnowflakeReport(scope=ACCOUNT, window_start=T0)
-                run.watermark = write_windows(
-                    windows(count, fetch_size), conv, store, writer, report
-                )
+                run.watermark = write_windows(windows(count, fetch_size), conv, writer, report)
             else:
                 _write_unreduced(count, conv, store, writer)
         elapsed = time.perf_counter() - started

@@ -4,3 +4,4 @@ CREATE CONSTRAINT transformation_urn IF NOT EXISTS FOR (n:Transformation) REQUIR
 CREATE CONSTRAINT column_urn IF NOT EXISTS FOR (n:Column) REQUIRE n.urn IS UNIQUE;
 CREATE CONSTRAINT harvest_run_id IF NOT EXISTS FOR (n:HarvestRun) REQUIRE n.id IS UNIQUE;
 CREATE INDEX harvest_run_system IF NOT EXISTS FOR (n:HarvestRun) ON (n.system);
+CREATE CONSTRAINT check_urn IF NOT EXISTS FOR (n:Check) REQUIRE n.urn IS UNIQUE;

@@ -84,3 +84,18 @@ def test_password_is_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "hunter2-secret" not in repr(s) and "hunter2-secret" not in str(s.model_dump())
     assert s.graph.password is not None
     assert s.graph.password.get_secret_value() == "hunter2-secret"
+
+
+def test_plugin_sources_keep_their_own_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    cfg = tmp_path / "lineagegraph.toml"
+    cfg.write_text('[sources.csv]\nfile = "pairs.csv"\nlimit = 3\n')
+    monkeypatch.setenv("LINEAGEGRAPH_SOURCES__AIRFLOW__URL", "http://airflow:8080")
+    monkeypatch.setenv("LINEAGEGRAPH_SOURCE__TYPO", "x")
+    with caplog.at_level("WARNING", logger="lineagegraph.settings"):
+        s = load_settings(cfg)
+    assert s.sources == {"csv": {"file": "pairs.csv", "limit": 3},
+                         "airflow": {"url": "http://airflow:8080"}}  # fmt: skip
+    assert "SOURCES__AIRFLOW" not in caplog.text
+    assert "ignoring unknown environment variable LINEAGEGRAPH_SOURCE__TYPO" in caplog.text

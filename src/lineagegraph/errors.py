@@ -46,3 +46,9 @@ class Interrupted(BaseException):
     def __init__(self, signum: int) -> None:
         self.signum = signum
         super().__init__(f"interrupted by {signal.Signals(signum).name}")
+
+
+class ChecksFailed(LineageGraphError):
+    """`lineagegraph check`: the asset or something upstream of it has a failing check."""
+
+    exit_code = 6

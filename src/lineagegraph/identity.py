@@ -447,6 +447,17 @@ def openlineage_job_urn(namespace: str, name: str) -> str:
     return f"openlineage://{namespace}/{name}"
 
 
+def openlineage_check_urn(target_urn: str, name: str) -> str:
+    """``{dataset or column urn}::{assertion name}``: an OpenLineage assertion's check, stable
+    across runs, one per dataset, column and assertion name.
+
+    >>> openlineage_check_urn("s3://b/orders#id", "not_null")
+    's3://b/orders#id::not_null'
+    """
+    _require(target_urn=target_urn, assertion_name=name)
+    return f"{target_urn}::{name}"
+
+
 def column_urn(asset_urn: str, column: str) -> str:
     """``{asset urn}#{column}``.
 

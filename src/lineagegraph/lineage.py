@@ -29,6 +29,7 @@ from lineagegraph.identity import (
     snowflake_urn,
     split_column_urn,
 )
+from lineagegraph.quality import asset_quality
 from lineagegraph.settings import Settings
 from lineagegraph.store_check import require_assets
 
@@ -79,7 +80,9 @@ class Reached:
     (with filters: the nearest returned nodes, or the start, on the way there), and `via` the
     transformations on the edges that reached it. `linked_from` are other nodes of the answer
     with a direct edge to it that did not reach it first (e.g. a table feeding both a mart and
-    that mart's source). Together they draw the answer's picture.
+    that mart's source). Together they draw the answer's picture. `quality` is an asset's
+    latest data quality (lineagegraph.quality: pass, warn, error, fail or unknown); None for
+    columns.
     """
 
     urn: str
@@ -91,6 +94,7 @@ class Reached:
     reached_from: tuple[str, ...] = ()
     deleted_at: int | None = None
     linked_from: tuple[str, ...] = ()
+    quality: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,15 +146,20 @@ def _reached(row: dict[str, Any], hit: _Hit | None = None) -> Reached:
         reached_from=hit.reached_from if hit else (),
         deleted_at=row["deleted_at"],
         linked_from=tuple(sorted(hit.linked_from)) if hit else (),
+        quality=row.get("quality"),
     )
 
 
 def _details(store: GraphStore, what: str, urns: list[str]) -> dict[str, dict[str, Any]]:
-    """Name, system, kind and deletion of nodes by urn, in bounded chunks of urns."""
+    """Name, system, kind and deletion of nodes by urn (and an asset's quality), in bounded
+    chunks of urns."""
     rows: dict[str, dict[str, Any]] = {}
     for begin in range(0, len(urns), _DETAIL_CHUNK):
         chunk = urns[begin : begin + _DETAIL_CHUNK]
         rows.update((row["urn"], row) for row in store.read(_DETAILS[what], {"urns": chunk}))
+    if what == "asset":
+        for urn, quality in asset_quality(store, list(rows)).items():
+            rows[urn]["quality"] = quality
     return rows
 
 
@@ -489,11 +498,19 @@ def paths(
         {"src": src, "dst": dst, "depth": max_depth, "limit": limit,
          "include_deleted": include_deleted},
     )  # fmt: skip
+    quality = asset_quality(store, {a["urn"] for row in rows for a in row["assets"]})
     return [
         LineagePath(
             hops=row["hops"],
             assets=tuple(
-                Reached(a["urn"], a["name"] or a["urn"], a["system"], a["kind"], i)
+                Reached(
+                    a["urn"],
+                    a["name"] or a["urn"],
+                    a["system"],
+                    a["kind"],
+                    i,
+                    quality=quality[a["urn"]],
+                )
                 for i, a in enumerate(row["assets"])
             ),
             via=tuple(tuple(v or ()) for v in row["vias"]),

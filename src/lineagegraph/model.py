@@ -76,6 +76,14 @@ class PartOf:
     dataset: str
 
 
+@dataclass(frozen=True, slots=True)
+class SoftDelete:
+    """An object dropped at `at` (epoch ms): soft-deleted unless it is seen again after."""
+
+    urn: str
+    at: int
+
+
 CheckStatus = Literal["pass", "warn", "fail", "error", "skipped"]
 
 
@@ -97,4 +105,4 @@ class CheckResult:
     failures: int | None = None
 
 
-Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf
+Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf | CheckResult

@@ -5,10 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 from typing import Any
+
+from lineagegraph.errors import LineageGraphError
 
 FORMATS = ("table", "json", "csv", "markdown")
 REPORT_WIDTH = 100
@@ -57,6 +62,13 @@ def _cell(value: Any) -> str:
     if isinstance(value, Decimal):
         return format(value, "f")  # never exponent notation (1E-9)
     return str(value)
+
+
+def time_text(ms: int | None) -> str | None:
+    """Epoch milliseconds (every time in the graph) as UTC for a table: 2024-03-01 06:00:00Z."""
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 def usd_text(amount: Decimal) -> str:
@@ -177,3 +189,15 @@ def _pieces(text: str) -> list[str]:
 def _numeric(values: Sequence[Any]) -> bool:
     present = [v for v in values if v is not None]
     return bool(present) and all(isinstance(v, int | float | Decimal) for v in present)
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write the whole file at once (a temporary file renamed into place), so a failure never
+    leaves half a file behind; LineageGraphError naming the file if it cannot be written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise LineageGraphError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -39,6 +39,7 @@ class Node:
     start: bool = False
     deleted: bool = False
     detail: str = ""  # a transformation's second line: what it writes
+    quality: str | None = None  # an asset's latest data quality (lineagegraph.quality)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +100,8 @@ def label(urn: str, kind: str, name: str) -> str:
 def _node(item: Reached, level: int, start: bool = False) -> Node:
     deleted = item.deleted_at is not None
     name = label(item.urn, item.kind, item.name)
-    return Node(item.urn, name, item.system, item.kind, level, start, deleted)
+    return Node(item.urn, name, item.system, item.kind, level, start, deleted,
+                quality=item.quality)  # fmt: skip
 
 
 def traversal_view(start: Reached, reached: Sequence[Reached], direction: Direction) -> View:
@@ -223,14 +225,20 @@ def reached_table(reached: Sequence[Reached], direction: Direction) -> str:
     flows: downstream, `written_by` before the asset (the job that wrote it); upstream,
     `read_by` after it (the job that read it to feed the next asset toward the start)."""
 
-    def described(r: Reached) -> list[Any]:
-        return [r.distance, r.system, r.kind + (" (deleted)" if r.deleted_at is not None else "")]
+    # A quality column once any asset has a known quality: without check results it would
+    # say `unknown` on every row (and columns have none). JSON always carries `quality`.
+    with_quality = any(r.quality not in (None, "unknown") for r in reached)
 
+    def described(r: Reached) -> list[Any]:
+        kind = r.kind + (" (deleted)" if r.deleted_at is not None else "")
+        return [r.distance, r.system, kind, *([r.quality] if with_quality else [])]
+
+    head = ["distance", "system", "kind", *(["quality"] if with_quality else [])]
     if direction == "downstream":
         rows = [[*described(r), _via_cell(r.via), r.urn] for r in reached]
-        return render_rows(["distance", "system", "kind", "written_by", "urn"], rows, "table")
+        return render_rows([*head, "written_by", "urn"], rows, "table")
     rows = [[*described(r), r.urn, _via_cell(r.via)] for r in reached]
-    return render_rows(["distance", "system", "kind", "urn", "read_by"], rows, "table")
+    return render_rows([*head, "urn", "read_by"], rows, "table")
 
 
 def tree(view: View) -> str:
@@ -274,7 +282,12 @@ def tree(view: View) -> str:
 
 def _tree_label(node: Node) -> str:
     deleted = ", deleted" if node.deleted else ""
-    return f"{node.urn}  [{node.system or '?'} {node.kind}{deleted}]"
+    return f"{node.urn}  [{node.system or '?'} {node.kind}{deleted}{_quality_note(node)}]"
+
+
+def _quality_note(node: Node) -> str:
+    """`, quality fail`; nothing for unknown (or no) quality, the usual case without checks."""
+    return f", quality {node.quality}" if node.quality not in (None, "unknown") else ""
 
 
 def _via_note(edge: Edge, node: Node) -> str:
@@ -300,11 +313,17 @@ def paths_text(found: Sequence[LineagePath]) -> str:
 
 def impact_text(result: Impact) -> str:
     """Counts and assets per (system, kind), then the affected transformations."""
-    out = [f"impact of {result.start.urn}: {len(result.assets)} downstream asset(s), "
+    quality = result.start.quality
+    known = f" (quality {quality})" if quality not in (None, "unknown") else ""
+    out = [f"impact of {result.start.urn}{known}: {len(result.assets)} downstream asset(s), "
            f"{len(result.transformations)} transformation(s) reading them"]  # fmt: skip
     for (system, kind), items in result.groups.items():
         out.append(f"\n{system or '?'} {kind} ({len(items)})")
-        out.extend(f"  {item.urn}  (distance {item.distance})" for item in items)
+        out.extend(
+            f"  {item.urn}  (distance {item.distance}"
+            + (f", quality {item.quality})" if item.quality not in (None, "unknown") else ")")
+            for item in items
+        )
     if result.transformations:
         out.append("\naffected transformations")
         rows = [[t.system, t.urn, t.user, t.runs, _via_cell(t.reads), _via_cell(t.writes)]
@@ -338,6 +357,29 @@ _SYSTEM_COLOURS = {
     "spark": "#e25a1c",
     "openlineage": "#8b5cf6",
 }
+
+
+QUALITY_COLOURS = {
+    "pass": "#4ade80",  # green
+    "warn": "#fbbf24",  # amber: passed, with a warning
+    "error": "#f87171",  # red: the check could not run
+    "fail": "#ef4444",  # red
+    "unknown": "#d1d5db",  # grey: no check, or only skipped ones
+}
+
+
+def shows_quality(view: View) -> bool:
+    """Pictures colour assets by quality once any asset in them has a known one; with no check
+    results at all they keep the colours of their systems."""
+    return any(n.quality not in (None, "unknown") for n in view.nodes)
+
+
+def fill(node: Node, by_quality: bool) -> str:
+    """A node's fill: its quality's colour, or (transformations, answers without quality) its
+    system's."""
+    if by_quality and node.kind != "Transformation":
+        return QUALITY_COLOURS[node.quality or "unknown"]
+    return colour(node.system)
 
 
 def colour(system: str | None) -> str:
@@ -383,11 +425,16 @@ def to_mermaid(view: View) -> str:
     for edge in view.edges:
         arrow = "-.->" if edge.dashed else "-->"
         lines.append(f"  {ids[edge.src]} {arrow} {ids[edge.dst]}")
-    for system in sorted({n.system or "" for n in view.nodes}):
-        members = ",".join(ids[n.urn] for n in view.nodes if (n.system or "") == system)
-        name = "sys_" + "".join(c if c.isalnum() else "_" for c in system)
-        lines.append(f"  classDef {name} fill:{colour(system)},color:#111,stroke:#333")
-        lines.append(f"  class {members} {name}")
+    by_quality = shows_quality(view)
+    classes: dict[str, list[Node]] = defaultdict(list)
+    for node in view.nodes:
+        quality = by_quality and node.kind != "Transformation"
+        key = f"q_{node.quality or 'unknown'}" if quality else f"sys_{node.system or ''}"
+        classes["".join(c if c.isalnum() else "_" for c in key)].append(node)
+    for name, members in sorted(classes.items()):
+        lines.append(f"  classDef {name} fill:{fill(members[0], by_quality)},color:#111,"
+                     "stroke:#333")  # fmt: skip
+        lines.append(f"  class {','.join(ids[n.urn] for n in members)} {name}")
     starts = ",".join(ids[n.urn] for n in view.nodes if n.start)
     lines.append(f"  style {starts} stroke-width:4px,stroke:#111")
     deleted = [ids[n.urn] for n in view.nodes if n.deleted]
@@ -401,7 +448,8 @@ def _subtitle(node: Node) -> str:
     if node.detail:
         return node.detail
     deleted = " · deleted" if node.deleted else ""
-    return f"{node.system or '?'} · {node.kind}{deleted}"
+    quality = f" · {node.quality}" if node.quality and node.quality != "unknown" else ""
+    return f"{node.system or '?'} · {node.kind}{quality}{deleted}"
 
 
 def _dot_text(text: str) -> str:
@@ -412,6 +460,7 @@ def to_dot(view: View) -> str:
     """A Graphviz digraph with one rank per level (`dot -Tsvg lineage.dot > lineage.svg`)."""
     view = trim(view)
     ids = _ids(view)
+    by_quality = shows_quality(view)
     lines = [
         f"digraph lineage {{  // {_dot_text(view.title)}",
         "  rankdir=LR;",
@@ -424,7 +473,7 @@ def to_dot(view: View) -> str:
         attrs = {
             "label": f"{node.name}\n{_subtitle(node)}",
             "tooltip": node.urn,
-            "fillcolor": colour(node.system),
+            "fillcolor": fill(node, by_quality),
         }
         if node.kind == "Transformation":
             attrs["shape"] = "ellipse"
@@ -515,11 +564,12 @@ def to_svg(view: View) -> str:
             + (f"<title>{e(tip)}</title>" if tip else "")
             + "</path>"
         )
+    by_quality = shows_quality(view)
     for node in view.nodes:
         x, y = pos[node.urn]
-        fill, stroke = colour(node.system), "#333"
+        inside, stroke = fill(node, by_quality), "#333"
         if node.kind == "Transformation":  # jobs drawn hollow, so the assets stand out
-            fill, stroke = "#ffffff", colour(node.system)
+            inside, stroke = "#ffffff", colour(node.system)
         width = 3 if node.start or node.kind == "Transformation" else 1
         stroke = "#111" if node.start else stroke
         dash = ' stroke-dasharray="5 3" opacity="0.6"' if node.deleted else ""
@@ -527,7 +577,7 @@ def to_svg(view: View) -> str:
         parts.append(
             f'<g class="node" data-urn="{e(node.urn)}"><title>{e(node.urn)}</title>'
             f'<rect x="{x:.0f}" y="{y:.0f}" width="{NODE_W}" height="{NODE_H}" rx="{radius}" '
-            f'fill="{fill}" stroke="{stroke}" stroke-width="{width}"{dash}/>'
+            f'fill="{inside}" stroke="{stroke}" stroke-width="{width}"{dash}/>'
             f'<text x="{x + 12:.0f}" y="{y + 19:.0f}" font-size="13" font-weight="600" '
             f'fill="#111"{_fit(node.name, 8.2)}>{e(_short(node.name, 34))}</text>'
             f'<text x="{x + 12:.0f}" y="{y + 36:.0f}" font-size="11" fill="#222"'
@@ -569,7 +619,8 @@ td, th {{ border-bottom: 1px solid #e5e5e5; padding: 3px 10px 3px 0; text-align:
 <div class="legend">{legend}<span>── flows to</span><span>- - - reads, or indirect</span>
 <span>bold border: the start</span></div>
 <div class="canvas" dir="{side}">{svg}</div>
-<table><thead><tr><th>level</th><th>system</th><th>kind</th><th>urn</th></tr></thead>
+<table><thead><tr><th>level</th><th>system</th><th>kind</th><th>quality</th><th>urn</th></tr>
+</thead>
 <tbody>{rows}</tbody></table>
 </body></html>
 """
@@ -579,13 +630,20 @@ def to_html(view: View) -> str:
     """A page that draws the lineage offline: title, legend, the SVG and a table of nodes."""
     e = html.escape
     shown = trim(view)
-    legend = "".join(
-        f'<span><i style="background:{colour(s)}"></i>{e(s or "?")}</span>'
-        for s in sorted({n.system or "" for n in shown.nodes})
-    )
+    if shows_quality(shown):
+        legend = "".join(
+            f'<span><i style="background:{QUALITY_COLOURS[q]}"></i>{q}</span>'
+            for q in QUALITY_COLOURS
+        )
+    else:
+        legend = "".join(
+            f'<span><i style="background:{colour(s)}"></i>{e(s or "?")}</span>'
+            for s in sorted({n.system or "" for n in shown.nodes})
+        )
     rows = "".join(
         f"<tr><td>{n.level}</td><td>{e(n.system or '?')}</td><td>{e(n.kind)}"
-        f"{' (deleted)' if n.deleted else ''}</td><td>{e(n.urn)}</td></tr>"
+        f"{' (deleted)' if n.deleted else ''}</td><td>{e(n.quality or '')}</td>"
+        f"<td>{e(n.urn)}</td></tr>"
         for n in sorted(view.nodes, key=lambda n: (n.level, n.urn))
     )
     summary = f"{len(view.nodes)} node(s), {len(view.edges)} edge(s)"

@@ -323,6 +323,16 @@ class SparkSettings(Section):
     )
 
 
+class OpenLineageSettings(Section):
+    """`harvest openlineage` and `harvest all`: where OpenLineage events are collected."""
+
+    paths: list[Path] = Field(
+        default_factory=list,
+        description="Files or directories of OpenLineage RunEvents (JSON lines or one event per "
+        "file) that `lineagegraph harvest all` reads; each resumes where its last harvest ended.",
+    )
+
+
 class ReportSettings(Section):
     """The orphan and cost reports (`lineagegraph orphans`, `lineagegraph cost-report`)."""
 
@@ -358,7 +368,13 @@ class Settings(BaseSettings):
     spark: SparkSettings = Field(default_factory=SparkSettings)
     s3: S3Settings = Field(default_factory=S3Settings)
     snowflake: SnowflakeSettings = Field(default_factory=SnowflakeSettings)
+    openlineage: OpenLineageSettings = Field(default_factory=OpenLineageSettings)
     reports: ReportSettings = Field(default_factory=ReportSettings)
+    sources: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Settings of the sources that plug-in packages add, one [sources.NAME] "
+        "table each (LINEAGEGRAPH_SOURCES__NAME__KEY); each source checks its own.",
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -501,6 +517,7 @@ def known_env_names() -> set[str]:
 
 
 def _is_known(upper: str, known: set[str]) -> bool:
-    # Deeper keys (a dict setting such as IDENTITY__PATH_ALIASES__X) belong to a known setting.
+    # Deeper keys (a dict setting such as IDENTITY__PATH_ALIASES__X) belong to a known setting;
+    # under SOURCES, every key is a plug-in source's own.
     deeper = upper.count("__") > 1 and "__".join(upper.split("__")[:2]) in known
-    return upper in known or deeper
+    return upper in known or deeper or upper.startswith(f"{ENV_PREFIX}SOURCES__")

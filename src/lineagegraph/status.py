@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.pipeline import is_abandoned
+from lineagegraph.quality import BLOCKING, quality_counts
 
 HOUR_MS = 3_600_000
 
@@ -17,6 +18,9 @@ class Status:
     coverage: list[dict[str, Any]]  # kind, assets, with_lineage, share
     freshness: list[dict[str, Any]]  # system, scope, last_success, age_hours, stale
     runs: list[dict[str, Any]]  # the most recent harvest runs, dead `running` ones `abandoned`
+    # assets with check results, by quality (lineagegraph.quality), and those failing
+    quality: dict[str, int] = field(default_factory=dict)
+    failing_assets: int = 0
 
 
 def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int) -> Status:
@@ -34,9 +38,12 @@ def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int
     for row in recent:
         if is_abandoned(row):
             row["status"] = "abandoned"
+    quality = quality_counts(store)
     return Status(
         assets=store.read("status_assets"),
         coverage=coverage,
         freshness=freshness,
         runs=recent,
+        quality=quality,
+        failing_assets=sum(quality[q] for q in BLOCKING),
     )

@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import uuid
-from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,9 +32,9 @@ from lineagegraph import identity, lineage, render
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.harvest.s3 import harvest_s3
 from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_row
-from lineagegraph.harvest.snowflake.reducer import RunReducer
 from lineagegraph.harvest.snowflake.stages import StageResolver
 from lineagegraph.lineage import Reached
 from lineagegraph.model import Asset, Flow
@@ -254,9 +253,9 @@ def test_snowflake_identifiers_round_trip(
     )
     converter = RowConverter(account, StageResolver.from_settings(None, {}), identity.FoldRules(),
                              set())  # fmt: skip
-    reducer, counts, writer = RunReducer(), Counter[str](), GraphWriter(store)
-    reducer.add_row(converter.convert(parse_row(row_of(query))), T0, "q1", "ETL")
-    reducer.write_run(store, writer, counts)
+    reducer, writer = RunReducer(), GraphWriter(store)
+    reducer.add(converter.convert(parse_row(row_of(query))), T0, "q1", "ETL")
+    reducer.write_run(writer)
 
     stored = read(store, "MATCH (t:Table) WHERE t.urn STARTS WITH $p RETURN t.urn, t.name",
                   p=f"snowflake://{account}/")  # fmt: skip

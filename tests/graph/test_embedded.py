@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from lineagegraph.errors import StoreError
+from lineagegraph.graph import embedded
 from lineagegraph.graph.embedded import AOF_DIR, DB_FILE, SERVER_LOCK
 from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.store import open_store
@@ -488,3 +490,99 @@ def test_a_write_the_full_disk_refuses_is_an_error_and_loses_nothing(tiny_disk: 
         store.close()
     filler.unlink()
     assert urns(data_dir) == ["kept"]
+
+
+DYING_SERVER = (
+    "import fcntl, sys, time\n"
+    "fd = open(sys.argv[1], 'w')\n"
+    "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+    "print('locked', flush=True)\n"
+    "time.sleep(float(sys.argv[2]))\n"
+)
+
+
+def test_the_next_command_right_after_a_kill_9_of_the_server_just_works(tmp_path: Path) -> None:
+    """A server killed a moment ago still holds its lock while the kernel tears it down; the
+    next command must start a new server, not fail with "exited at start"."""
+    for round_no in range(3):
+        first = open_embedded(tmp_path)
+        first.execute("CREATE (:Asset {urn: $u})", {"u": f"r{round_no}"}, write=True)
+        os.kill(first._server.server_pid(), signal.SIGKILL)  # and no waiting for it to die
+        assert len(urns(tmp_path)) == round_no + 1
+        first.close()
+    leftover = tmp_path / "temp-rewriteaof-bg-4242.aof"  # a killed server's unfinished rewrite
+    leftover.write_bytes(b"x" * 1000)
+    # The same, slowed down: the lock is held, nothing answers, then the holder is gone.
+    dying = subprocess.Popen(
+        [sys.executable, "-c", DYING_SERVER, str(tmp_path / SERVER_LOCK), "1.5"],
+        stdout=subprocess.PIPE,
+    )
+    assert dying.stdout is not None and dying.stdout.readline().strip() == b"locked"
+    try:
+        assert urns(tmp_path) == ["r0", "r1", "r2"]
+        assert not leftover.exists(), "the new server's start removes it"
+    finally:
+        dying.kill()
+        dying.wait()
+
+
+def test_a_server_that_cannot_start_is_an_error_that_quotes_its_log(tmp_path: Path) -> None:
+    """The user sees why: the server's last log lines are in the error, not only its path."""
+    open_embedded(tmp_path).close()
+    manifest = tmp_path / AOF_DIR / "appendonly.aof.manifest"
+    manifest.write_text("file appendonly.aof.1.base.rdb seq 1 type b\nnot a manifest line\n")
+    with pytest.raises(StoreError, match="exited at start") as caught:
+        open_embedded(tmp_path)
+    message = str(caught.value)
+    assert str(tmp_path / "falkordb.log") in message
+    assert "manifest" in message.split("which ends:")[1].lower()
+
+
+def aof_base(data_dir: Path) -> str:
+    """The name of the append-only file's base (a snapshot), from its manifest."""
+    manifest = (data_dir / AOF_DIR / "appendonly.aof.manifest").read_text().splitlines()
+    return next(line.split()[1] for line in manifest if line.endswith("type b"))
+
+
+def padded(prefix: str) -> list[dict[str, str]]:
+    """3,000 rows, ~300 KB of parameters: the append-only file logs them in the query."""
+    return [{"urn": f"{prefix}{i}", "pad": "x" * 100} for i in range(3000)]
+
+
+def test_the_last_user_compacts_a_grown_append_only_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No automatic rewrite mid-ingest; the last user leaving folds a grown file into a new
+    base, a user leaving while others stay starts it, and a small growth is left alone."""
+    monkeypatch.setattr(embedded, "COMPACT_MIN_BYTES", 200_000)
+    with open_embedded(tmp_path) as store:
+        config = store._server.client().config_get("auto-aof-rewrite-percentage")
+        assert config == {"auto-aof-rewrite-percentage": "0"}
+        store.execute("CREATE (:Asset {urn: 'small'})", write=True)
+    first_base = aof_base(tmp_path)
+    grow = "UNWIND $rows AS r MERGE (:Asset {urn: r.urn, pad: r.pad})"
+    with open_embedded(tmp_path) as store:
+        assert aof_base(tmp_path) == first_base, "a small growth is not compacted"
+        store.execute(grow, {"rows": padded("a")}, write=True)
+        info = store._server.client().info("persistence")
+        assert info["aof_current_size"] - info["aof_base_size"] > 200_000
+    second_base = aof_base(tmp_path)
+    assert second_base != first_base, "the last user compacts"
+    assert len(urns(tmp_path)) == 3001
+    other, pid = holder(tmp_path)
+    try:
+        with open_embedded(tmp_path) as store:
+            store.execute(grow, {"rows": padded("b")}, write=True)
+        client = redis.Redis(unix_socket_path=str(tmp_path / "falkordb.sock"))
+        deadline = time.monotonic() + 30
+        while client.info("persistence")["aof_rewrite_in_progress"] or (
+            aof_base(tmp_path) == second_base and time.monotonic() < deadline
+        ):
+            time.sleep(0.05)
+        assert aof_base(tmp_path) != second_base, "a user leaving while others stay starts it"
+        assert pid_alive(pid)
+    finally:
+        other.kill()
+        other.wait()
+    kill9(pid)
+    assert len(urns(tmp_path)) == 6001, "the compacted file holds every write"

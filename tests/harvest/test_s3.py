@@ -29,7 +29,7 @@ from s3_fixtures import (
 )
 
 from lineagegraph.cli import cli
-from lineagegraph.cli.s3 import ProgressLine, human_bytes
+from lineagegraph.cli.progress import TickLine
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest import s3 as s3_harvest
@@ -38,7 +38,9 @@ from lineagegraph.harvest.s3 import (
     Scope,
     distinct_scopes,
     harvest_s3,
+    human_bytes,
     parse_timestamp,
+    ticks,
 )
 from lineagegraph.settings import load_settings, with_overrides
 
@@ -649,19 +651,21 @@ class _Terminal(io.StringIO):
 
 def test_progress_rewrites_one_line_on_a_terminal() -> None:
     stream = _Terminal()
-    progress = ProgressLine("s3://b", stream)
+    line = TickLine(stream)
+    progress = ticks("s3://b", line)
     progress(ScanStats(objects=1234, bytes=5 * 1024**2))
-    progress.done()
+    line.done()
     text = stream.getvalue()
     assert text.startswith("\rs3://b: 1,234 objects, 5.0 MiB, ") and text.endswith("\n")
 
 
 def test_progress_logs_plain_lines_at_intervals_elsewhere() -> None:
     stream = io.StringIO()
-    progress = ProgressLine("s3://b", stream, log_every=3600)
+    line = TickLine(stream, log_every=3600)
+    progress = ticks("s3://b", line)
     progress(ScanStats(objects=1))
     progress(ScanStats(objects=2))  # within the interval: not logged
-    progress.done()
+    line.done()
     assert stream.getvalue().count("\n") == 1 and "\r" not in stream.getvalue()
     assert stream.getvalue().startswith("s3://b: 1 objects, 0 B, ")
 

@@ -28,6 +28,7 @@ from snowflake_fixtures import (
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.harvest.snowflake import queries
 from lineagegraph.harvest.snowflake.access_history import (
     MalformedRow,
@@ -35,7 +36,6 @@ from lineagegraph.harvest.snowflake.access_history import (
     SoftDelete,
     parse_row,
 )
-from lineagegraph.harvest.snowflake.reducer import RunReducer
 from lineagegraph.harvest.snowflake.stages import (
     Stage,
     StageResolver,
@@ -620,12 +620,12 @@ def write_rows(store: GraphStore, rows: list[tuple[Query, list[Any]]], *, reduce
                     writer.add(value)
         writer.flush()
         return
-    reducer, counts = RunReducer(), Counter[str]()
+    reducer = RunReducer()
     for index, (q, outputs) in enumerate(rows, start=1):
-        reducer.add_row(outputs, q.at, q.query_id, q.user)
+        reducer.add(outputs, q.at, q.query_id, q.user)
         if index % 4 == 0:
-            reducer.write_window(store, writer, counts)
-    reducer.write_run(store, writer, counts)
+            reducer.write_window(writer)
+    reducer.write_run(writer)
 
 
 def test_reduced_rows_write_the_same_graph(store: GraphStore) -> None:
@@ -657,9 +657,9 @@ def test_reducer_writes_far_fewer_rows_than_it_reads(store: GraphStore) -> None:
     counts = Counter[str]()
     reducer = RunReducer()
     for q, outputs in rows:
-        reducer.add_row(outputs, q.at, q.query_id, q.user)
+        reducer.add(outputs, q.at, q.query_id, q.user)
     writer = GraphWriter(store, counts)
-    reducer.write_run(store, writer, counts)
+    reducer.write_run(writer)
     values = [v for _, outputs in rows for v in outputs]
     written = sum(n for k, n in counts.items() if k.startswith("merge_"))
     assert written < len(values) / 2

@@ -9,8 +9,9 @@ from types import FrameType
 from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
     core,  # init, status, query
     demo,  # demo
-    harvest_all,  # harvest all
+    harvesting,  # harvest list, harvest all, harvest NAME of a plug-in
     lineage,  # path, upstream, downstream, impact, columns
+    quality,  # check
     reports,  # orphans, cost-report
     s3,  # harvest s3, harvest s3-inventory
     snowflake,  # harvest snowflake

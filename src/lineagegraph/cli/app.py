@@ -145,9 +145,32 @@ def cli(
     ctx.obj = App(config, {"graph": graph} if graph else {}, debug)
 
 
-@cli.group(cls=LineageGroup)
+class HarvestGroup(LineageGroup):
+    """`harvest`: the commands written for a source, plus `harvest NAME` for every other source
+    in the registry (plug-ins: lineagegraph.harvest.registry), looked up only when asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from lineagegraph.harvest.registry import harvesters
+
+        return sorted({*super().list_commands(ctx), *harvesters()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        from lineagegraph.cli.harvesting import source_command
+        from lineagegraph.harvest.registry import harvesters
+
+        found = harvesters().get(cmd_name)
+        return source_command(found) if found is not None else None
+
+
+@cli.group(cls=HarvestGroup)
 def harvest() -> None:
     """Harvest one source into the graph (for cron and Airflow: exits non-zero on failure).
+
+    `harvest list` shows every source (plug-in packages' too) and whether settings ask for
+    it; `harvest all` runs those that are configured.
 
     One harvest at a time per store: a second one exits 5 at once, naming the holder, and
     changes nothing. SIGTERM, SIGINT and SIGHUP stop a harvest cleanly: the run is recorded as

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import QueryError
 from lineagegraph.graph.statements import statement, statement_names
-from lineagegraph.output import FORMATS, render
+from lineagegraph.output import FORMATS, render, time_text, write_file
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
 from lineagegraph.store_check import require_existing_store
@@ -42,7 +41,7 @@ def init(app: App) -> None:
 )  # fmt: skip
 @pass_app
 def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
-    """Show what the graph holds: assets, lineage coverage, freshness, recent harvests.
+    """Show what the graph holds: assets, lineage coverage, data quality, freshness, harvests.
 
     \b
     Example:
@@ -66,23 +65,22 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         rows = [[c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
                 for c in facts.coverage]  # fmt: skip
         click.echo(render(["kind", "assets", "with lineage", "share"], rows, "table"))
+    if any(facts.quality.values()):
+        click.echo(f"\ndata quality: {facts.failing_assets} failing asset(s) (fail or error)")
+        rows = [[quality, count] for quality, count in facts.quality.items()]
+        click.echo(render(["quality", "assets with checks"], rows, "table"))
     if facts.freshness:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
-        rows = [[f["system"], f["scope"], _when(f["last_success"]), f["age_hours"],
+        rows = [[f["system"], f["scope"], time_text(f["last_success"]), f["age_hours"],
                  "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
         click.echo(render(["system", "scope", "last success", "age h", ""], rows, "table"))
     if facts.runs:
         click.echo("\nrecent harvests:")
-        rows = [[r["system"], r["scope"], r["status"], _when(r["started"]), _when(r["finished"]),
-                 _when(r["watermark"]), r["error"]] for r in facts.runs]  # fmt: skip
+        rows = [[r["system"], r["scope"], r["status"], time_text(r["started"]),
+                 time_text(r["finished"]), time_text(r["watermark"]), r["error"]]
+                for r in facts.runs]  # fmt: skip
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
         click.echo(render(cols, rows, "table"))
-
-
-def _when(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 @cli.command()
@@ -141,7 +139,7 @@ def query(
         result = store.execute(text, values, write=write)
     rendered = render(result.columns, result.rows, fmt)
     if output:
-        output.write_text(rendered + "\n", encoding="utf-8")
+        write_file(output, rendered + "\n")
         click.echo(f"wrote {len(result.rows)} rows to {output}", err=True)
     else:
         click.echo(rendered)

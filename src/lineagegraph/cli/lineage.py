@@ -6,7 +6,6 @@ answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTM
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,12 +13,12 @@ from typing import Any
 
 import click
 
-from lineagegraph import lineage, render
+from lineagegraph import answers, lineage
 from lineagegraph.cli.app import App, cli
-from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.lineage import Direction, Reached
-from lineagegraph.render import FORMATS, PICTURE_FORMATS
+from lineagegraph.lineage import Direction
+from lineagegraph.output import write_file
+from lineagegraph.render import FORMATS
 from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)
@@ -51,36 +50,12 @@ def read_store(app: App) -> Iterator[GraphStore]:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """Print, or write the whole file at once (a temporary file renamed into place), so a
-    failure never leaves half a file behind."""
+    """Print, or write the whole file (or nothing: output.write_file)."""
     if output is None:
         click.echo(text)
         return
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text + "\n", encoding="utf-8")
-        os.replace(tmp, output)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise LineageGraphError(f"cannot write {output}: {exc.strerror or exc}") from None
+    write_file(output, text + "\n")
     click.echo(f"wrote {output}", err=True)
-
-
-def _show_traversal(
-    fmt: str, start: Reached, reached: list[Reached], direction: Direction, depth: int
-) -> str:
-    view = render.traversal_view(start, reached, direction)
-    if fmt == "json":
-        return render.to_json({"start": start, "direction": direction, "depth": depth,
-                               "assets": reached})  # fmt: skip
-    if fmt in PICTURE_FORMATS:
-        return render.picture(view, fmt)
-    if not reached:
-        return f"nothing {direction} of {start.urn} within {depth} hop(s)"
-    if fmt == "tree":
-        return render.tree(view)
-    header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
-    return header + "\n" + render.reached_table(reached, direction)
 
 
 def _traversal_command(direction: Direction) -> Callable[..., None]:
@@ -121,13 +96,11 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
         include_deleted: bool,
     ) -> None:
         with read_store(app) as store:
-            urn = lineage.resolve(store, app.settings, name)
-            start = lineage.start_asset(store, urn, include_deleted=include_deleted)
-            reached = lineage.traverse(
-                store, urn, direction, depth=depth, systems={s.lower() for s in systems},
-                kinds=set(kinds), include_deleted=include_deleted,
+            answer = answers.traversal(
+                store, app.settings, name, direction, depth=depth, systems=systems,
+                kinds=kinds, include_deleted=include_deleted,
             )  # fmt: skip
-        emit(_show_traversal(fmt, start, reached, direction, depth), output)
+        emit(answer.render(fmt), output)
 
     command.__doc__ = f"""{summary}, each once with its distance in hops.
 
@@ -181,30 +154,13 @@ def path_command(
       lineagegraph path s3://raw-bucket/orders ANALYTICS.MARTS.DAILY_SALES --format mermaid
     """
     with read_store(app) as store:
-        src = lineage.resolve(store, app.settings, source)
-        dst = lineage.resolve(store, app.settings, target)
-        answer = lineage.paths_between(
-            store, src, dst, depth, limit, include_deleted=include_deleted
-        )
-        start, end = (
-            lineage.start_asset(store, urn, include_deleted=include_deleted)
-            for urn in (answer.src, answer.dst)
-        )
-    for note in answer.notes:
+        answer = answers.path(
+            store, app.settings, source, target, depth=depth, limit=limit,
+            include_deleted=include_deleted,
+        )  # fmt: skip
+    for note in answer.answer.notes:
         click.echo(f"note: {note}", err=True)
-    found = answer.paths
-    if fmt == "json":
-        text = render.to_json({"from": start, "to": end, "depth": depth, "paths": found,
-                               "notes": answer.notes})  # fmt: skip
-    elif fmt in PICTURE_FORMATS:
-        view = render.paths_view(found, start, end)
-        view.note = " ".join(answer.notes)
-        text = render.picture(view, fmt)
-    elif not found:
-        text = f"no path from {src} to {dst} within {depth} hop(s)"
-    else:
-        text = "\n".join([*answer.notes, render.paths_text(found)])
-    emit(text, output)
+    emit(answer.render(fmt), output)
 
 
 @cli.command()
@@ -223,17 +179,8 @@ def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: 
       lineagegraph impact s3://raw-bucket/orders --format html -o impact.html
     """
     with read_store(app) as store:
-        urn = lineage.resolve(store, app.settings, name)
-        result = lineage.impact(store, urn, include_deleted=include_deleted)
-    if fmt == "json":
-        text = render.to_json(result)
-    elif fmt in PICTURE_FORMATS:
-        text = render.picture(render.impact_view(result), fmt)
-    elif fmt == "tree":
-        text = render.tree(render.impact_view(result))
-    else:
-        text = render.impact_text(result)
-    emit(text, output)
+        answer = answers.impact(store, app.settings, name, include_deleted=include_deleted)
+    emit(answer.render(fmt), output)
 
 
 @cli.command()
@@ -267,27 +214,9 @@ def columns(
       lineagegraph columns analytics.marts.daily_sales#REVENUE
       lineagegraph columns 'snowflake://acme/RAW.PUBLIC.ORDERS#AMOUNT' --direction downstream
     """
-    directions: list[Direction] = (
-        list(lineage.DIRECTIONS) if direction == "both" else [direction]  # type: ignore[list-item]
-    )
     with read_store(app) as store:
-        urn = lineage.resolve_column(store, app.settings, column)
-        start = lineage.start_column(store, urn, include_deleted=include_deleted)
-        found = {
-            d: lineage.column_lineage(store, urn, d, depth, include_deleted=include_deleted)
-            for d in directions
-        }
-    up, down = found.get("upstream", []), found.get("downstream", [])
-    if fmt == "json":
-        text = render.to_json({"column": start, "depth": depth, **found})
-    elif fmt in PICTURE_FORMATS:
-        text = render.picture(render.columns_view(start, up, down), fmt)
-    elif fmt == "tree":
-        text = render.tree(render.columns_view(start, up, down))
-    else:
-        text = "\n\n".join(
-            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items, d)
-            if items else f"nothing {d} of {urn} within {depth} hop(s)"
-            for d, items in found.items()
+        answer = answers.columns(
+            store, app.settings, column, depth=depth, include_deleted=include_deleted,
+            direction=None if direction == "both" else direction,  # type: ignore[arg-type]
         )  # fmt: skip
-    emit(text, output)
+    emit(answer.render(fmt), output)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TextIO
 
 import click
+
+from lineagegraph.harvest.base import Tick
 
 
 class StatusLine:
@@ -42,3 +45,28 @@ class StatusLine:
         if self.tty and self._width:
             self.stream.write("\n")
             self.stream.flush()
+        self._width = 0
+
+
+class TickLine(StatusLine):
+    """The progress of any harvest (lineagegraph.harvest.base.Progress): a line per source."""
+
+    def __init__(self, stream: TextIO | None = None, log_every: float | None = 10.0) -> None:
+        super().__init__(stream, log_every)
+        self._source: str | None = None
+
+    def __call__(self, tick: Tick) -> None:
+        if tick.source != self._source:  # a new bucket or path: keep the last one's line
+            self.done()
+            self._source, self._last = tick.source, None
+        self.update(tick.line)
+
+
+@contextmanager
+def tick_line() -> Iterator[TickLine]:
+    """A TickLine that ends its terminal line however the harvest ends."""
+    progress = TickLine()
+    try:
+        yield progress
+    finally:
+        progress.done()

@@ -11,10 +11,7 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.lineage import emit, read_store
 from lineagegraph.output import FORMATS
-from lineagegraph.pipeline import now_ms
-from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import GROUPINGS, Kind, ReportOptions, parse_time, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.reports.orphans import GROUPINGS, Kind, build_options, parse_time, run_report
 
 pass_app = click.make_pass_decorator(App)
 
@@ -95,20 +92,11 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _report(app: App, kind: Kind, fmt: str, output: Path | None, **flags: Any) -> None:
-    settings = app.settings.reports
-    price_table = settings.price_table or default_price_table()
-    options = ReportOptions(
-        kind=kind,
-        as_of=now_ms() if flags["as_of"] is None else flags["as_of"],
-        lookback_days=flags["lookback_days"] or settings.lookback_days,
-        excludes=exclusion_globs(settings.exclude, flags["exclude"]),
-        prices=load_prices(price_table),
-        price_table=price_table,
-        buckets=flags["bucket"],
-        include_deleted=flags["include_deleted"],
-        by=flags["by"],
-        top_n=flags["top"] or settings.top_n,
-    )
+    options = build_options(
+        app.settings.reports, kind, as_of=flags["as_of"], lookback_days=flags["lookback_days"],
+        exclude=flags["exclude"], buckets=flags["bucket"],
+        include_deleted=flags["include_deleted"], by=flags["by"], top=flags["top"],
+    )  # fmt: skip
     with read_store(app) as store:
         report = run_report(store, options)
     for warning in report.warnings:

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TextIO
-
 import click
 
 from lineagegraph.cli.app import App, harvest
-from lineagegraph.cli.progress import StatusLine
+from lineagegraph.cli.harvesting import harvest_with, show
+from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
-from lineagegraph.harvest.s3 import S3Report, ScanStats, harvest_s3
+from lineagegraph.harvest.s3 import S3Harvester, harvest_report, ticks
 from lineagegraph.harvest.s3_inventory import (
     harvest_s3_inventory,
     harvest_s3_inventory_spark,
@@ -20,57 +17,6 @@ from lineagegraph.harvest.s3_inventory import (
 from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)
-
-
-class ProgressLine(StatusLine):
-    """Objects, bytes and rate of a listing, on the status line."""
-
-    def __init__(self, label: str, stream: TextIO | None = None, log_every: float = 10.0) -> None:
-        super().__init__(stream, log_every)
-        self.label = label
-
-    def __call__(self, stats: ScanStats) -> None:
-        self.update(
-            lambda: (
-                f"{self.label}: {stats.objects:,} objects, {human_bytes(stats.bytes)}, "
-                f"{stats.rate:,.0f} objects/s"
-            )
-        )
-
-
-@contextmanager
-def progress_line(label: str) -> Iterator[ProgressLine]:
-    """A ProgressLine that ends its terminal line however the harvest ends."""
-    progress = ProgressLine(label)
-    try:
-        yield progress
-    finally:
-        progress.done()
-
-
-def human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
-
-
-def summary(report: S3Report) -> str:
-    stats = report.stats
-    marker = "marker" if stats.folder_markers == 1 else "markers"
-    return (
-        f"{report.scope}: {stats.objects:,} objects ({human_bytes(stats.bytes)}), "
-        f"{stats.folder_markers:,} folder {marker}, {report.datasets:,} datasets, "
-        f"{report.soft_deleted:,} soft-deleted, in {stats.elapsed:,.1f} s "
-        f"({stats.rate:,.0f} objects/s); run {report.run_id}: {report.status}"
-    )
-
-
-def warn(report: S3Report) -> None:
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
 
 
 _ENDPOINT = click.option(
@@ -123,23 +69,9 @@ def s3(
     settings = with_overrides(
         app.settings, "s3", endpoint_url=endpoint_url, page_size=page_size, parallelism=parallelism
     )
-    buckets = [bucket] if bucket else settings.s3.buckets
-    if not buckets:
+    if not bucket and not settings.s3.buckets:
         raise click.UsageError("give --bucket, or list buckets in the s3.buckets setting")
-    chosen = list(prefixes) if prefixes else settings.s3.prefixes
-    errors: list[str] = []
-    with app.store() as store:
-        for name in buckets:
-            with progress_line(f"s3://{name}") as progress:
-                report = harvest_s3(
-                    store, settings, name, chosen or [""],
-                    allow_mass_delete=allow_mass_delete, progress=progress,
-                )  # fmt: skip
-            click.echo(summary(report))
-            warn(report)
-            errors += report.errors
-    if errors:
-        raise HarvestError("; ".join(errors))
+    harvest_with(app, S3Harvester(bucket, prefixes, allow_mass_delete), settings)
 
 
 @harvest.command("s3-inventory")
@@ -193,12 +125,11 @@ def s3_inventory(
             finally:
                 spark.stop()
         else:
-            with progress_line(manifest) as progress:
+            with tick_line() as progress:
                 report = harvest_s3_inventory(
                     store, settings, manifest, prefix,
-                    allow_mass_delete=allow_mass_delete, progress=progress,
+                    allow_mass_delete=allow_mass_delete, progress=ticks(manifest, progress),
                 )  # fmt: skip
-    click.echo(summary(report))
-    warn(report)
+    show([harvest_report(report)])
     if report.errors:
         raise HarvestError("; ".join(report.errors))

@@ -2,48 +2,14 @@
 
 from __future__ import annotations
 
-import time
-from datetime import UTC, datetime
-from typing import TextIO
-
 import click
 
 from lineagegraph.cli.app import App, harvest
-from lineagegraph.cli.progress import StatusLine
-from lineagegraph.harvest.snowflake.harvester import SnowflakeReport, connect, urn_account
-from lineagegraph.harvest.snowflake.harvester import harvest as harvest_snowflake
+from lineagegraph.cli.harvesting import harvest_with
+from lineagegraph.harvest.snowflake.harvester import SnowflakeHarvester, urn_account
 from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)
-
-
-class RowProgress(StatusLine):
-    """ACCESS_HISTORY rows read so far and the rate, on the status line."""
-
-    def __init__(self, stream: TextIO | None = None, log_every: float = 10.0) -> None:
-        super().__init__(stream, log_every)
-        self.started = time.monotonic()
-
-    def __call__(self, rows: int) -> None:
-        rate = rows / max(time.monotonic() - self.started, 1e-9)
-        self.update(lambda: f"snowflake: {rows:,} ACCESS_HISTORY rows, {rate:,.0f} rows/s")
-
-
-def when(ms: int | None) -> str:
-    if ms is None:
-        return "none"
-    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
-
-
-def summary(report: SnowflakeReport) -> str:
-    c = report.counts
-    return (
-        f"{report.scope}: {c['rows']:,} ACCESS_HISTORY rows since {when(report.window_start)}: "
-        f"{c['queries_writing']:,} writing and {c['queries_reading']:,} reading queries, "
-        f"{c['table_pairs']:,} table and {c['column_pairs']:,} column lineage pairs, "
-        f"{c['drops']:,} drops, {c['rows_malformed']:,} malformed rows skipped; "
-        f"watermark {when(report.watermark)}; run {report.run_id}: success"
-    )
 
 
 @harvest.command("snowflake")
@@ -88,20 +54,5 @@ def snowflake(
         overlap_hours=overlap_hours,
         fetch_size=fetch_size,
     )
-    urn_account(settings)  # a missing account is a settings error before any connection
-    progress = RowProgress()
-    with app.store() as store:
-        connection = connect(settings.snowflake)
-        try:
-            report = harvest_snowflake(store, settings, connection, progress=progress)
-        finally:
-            progress.done()
-            connection.close()
-    for query_id, reason in report.malformed:
-        click.echo(f"warning: skipped malformed row of query {query_id}: {reason}", err=True)
-    hidden = report.counts["rows_malformed"] - len(report.malformed)
-    if hidden > 0:
-        click.echo(f"warning: {hidden:,} more malformed rows skipped", err=True)
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    click.echo(summary(report))
+    urn_account(settings)  # a missing account is a settings error before the store is opened
+    harvest_with(app, SnowflakeHarvester(), settings)

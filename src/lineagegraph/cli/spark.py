@@ -7,19 +7,12 @@ from pathlib import Path
 import click
 
 from lineagegraph.cli.app import App, harvest
-from lineagegraph.cli.progress import StatusLine
+from lineagegraph.cli.harvesting import harvest_with
 from lineagegraph.errors import HarvestError
-from lineagegraph.harvest.openlineage import OpenLineageReport, harvest_openlineage
-from lineagegraph.spark.spool import replay
+from lineagegraph.harvest.openlineage import OpenLineageHarvester
+from lineagegraph.spark.spool import SparkHarvester
 
 pass_app = click.make_pass_decorator(App)
-
-
-def _warn(problems: list[str], limit: int = 20) -> None:
-    for problem in problems[:limit]:
-        click.echo(f"warning: {problem}", err=True)
-    if len(problems) > limit:
-        click.echo(f"warning: ... and {len(problems) - limit} more", err=True)
 
 
 @harvest.command("spark")
@@ -41,14 +34,7 @@ def spark_command(app: App, spool: Path | None) -> None:
     Example:
       lineagegraph harvest spark --spool /var/spool/lineagegraph
     """
-    directory = spool or app.settings.spark.spool_dir
-    with app.store() as store:
-        run, report = replay(store, directory)
-    _warn(report.problems)
-    click.echo(
-        f"{directory}: {report.files} files, {report.actions} actions, "
-        f"{report.failures} failed actions; run {run.id}: {run.status}"
-    )
+    harvest_with(app, SparkHarvester(spool))
 
 
 @harvest.command("openlineage")
@@ -63,7 +49,8 @@ def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:
     Reads JSON lines (openlineage-python's file transport with append, the Spark listener's
     output with emit=openlineage, see docs/spark.md) and one-event-per-file JSON (the file
     transport's default).
-    COMPLETE events become lineage, with the columnLineage and symlinks facets; malformed
+    COMPLETE events become lineage, with the columnLineage and symlinks facets, and their
+    dataQualityAssertions become check results (see lineagegraph check --help); malformed
     events are skipped and reported by file and line.
 
     \b
@@ -71,26 +58,7 @@ def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:
       lineagegraph harvest openlineage events.jsonl
       lineagegraph harvest openlineage /var/log/openlineage/ --full
     """
-    rules = app.settings.identity.rules()
-    progress = _Progress()
-    with app.store() as store:
-        run, report = harvest_openlineage(store, path, rules, full=full, on_file=progress)
-    progress.done()
-    _warn(report.problems)
-    click.echo(
-        f"{path}: {report.files} files, {report.events} events ({report.complete} complete, "
-        f"{report.failed_runs} failed runs, {report.skipped_not_complete} other), "
-        f"{len(report.problems)} problems; run {run.id}: {run.status}"
-    )
-    if strict and report.problems:
-        raise HarvestError(f"{len(report.problems)} events or facets were skipped (--strict)")
-
-
-class _Progress(StatusLine):
-    """Files and events so far on a terminal; silent in logs (the summary line says it all)."""
-
-    def __init__(self) -> None:
-        super().__init__(log_every=None)
-
-    def __call__(self, report: OpenLineageReport) -> None:
-        self.update(lambda: f"{report.files:,} files, {report.events:,} events")
+    reports = harvest_with(app, OpenLineageHarvester((path,), full))
+    problems = sum(len(report.warnings) for report in reports)
+    if strict and problems:
+        raise HarvestError(f"{problems} events or facets were skipped (--strict)")

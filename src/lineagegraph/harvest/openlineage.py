@@ -14,8 +14,8 @@ from __future__ import annotations
 import logging
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -23,20 +23,23 @@ from typing import Any, NamedTuple
 from lineagegraph import identity, jsonlines
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.base import HarvestReport, Progress, Tick
+from lineagegraph.harvest.reducer import ColumnSet, ColumnShape, RunReducer
 from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
 from lineagegraph.model import (
     Asset,
     AssetKind,
+    CheckResult,
+    CheckStatus,
     Column,
-    ColumnFeed,
     Flow,
     Item,
     Scalar,
     Transformation,
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
+from lineagegraph.settings import Settings
 from lineagegraph.spark.lineage import ColumnLink, column_items
 
 log = logging.getLogger(__name__)
@@ -47,7 +50,7 @@ STORAGE_SYSTEMS = frozenset(
     {"s3", "file", "gs", "gcs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "dbfs", "spark"}
 )
 EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
-KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema"})
+KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema", "dataQualityAssertions"})
 # Events reduced together before writing: more means fewer rows (a job's runs in one window
 # cost one row) and more memory (the distinct nodes and edges of a window).
 WINDOW_EVENTS = 20_000
@@ -217,16 +220,16 @@ class EventMapper:
     def items(self, located: Located) -> list[Item]:
         """The graph values of one COMPLETE event."""
         out: list[Item] = []
-        for piece in self.pieces(located):
+        for piece in self.pieces(located).pieces:
             if isinstance(piece, ColumnSet):
                 out.extend(piece.shape.items(piece.at, piece.via))
             else:
                 out.append(piece)
         return out
 
-    def pieces(self, located: Located) -> list[Piece]:
+    def pieces(self, located: Located) -> Sighting:
         """`items`, with each facet's columns and FEEDS (most of an event's values) left as
-        one ColumnSet, which the Reducer takes without a value per column. An EventError
+        one ColumnSet, which the RunReducer takes without a value per column. An EventError
         says where in the event; a broken facet is reported here, with where it was read."""
         event, where = located.event, located.where
         at = event_time_ms(_require(event, "eventTime", str, "the event"))
@@ -239,16 +242,20 @@ class EventMapper:
         except identity.IdentityError as exc:
             raise EventError(f"job: {exc}") from None
         out: list[Piece] = []
-        reads = self._datasets(event.get("inputs"), "inputs", where, at, out)
-        writes = self._datasets(event.get("outputs"), "outputs", where, at, out)
+        reads = self._datasets(event.get("inputs"), "inputs", where, (at, run_id), out)
+        writes = self._datasets(event.get("outputs"), "outputs", where, (at, run_id), out)
         out.append(Transformation(job_urn, SYSTEM, job["name"], run_id, at, None,
                                   tuple(reads), tuple(writes)))  # fmt: skip
         out.extend(Flow(src, dst, at, job_urn) for dst in writes for src in reads)
         for dataset, urn in zip(event.get("outputs") or [], writes, strict=False):
             out.extend(self._columns(dataset, urn, at, job_urn, where, out))
-        return out
+        return Sighting(at, run_id, out)
 
-    def _datasets(self, value: Any, key: str, where: str, at: int, out: list[Piece]) -> list[str]:
+    def _datasets(
+        self, value: Any, key: str, where: str, run: tuple[int, str], out: list[Piece]
+    ) -> list[str]:
+        """The urns of a list of datasets; their assets, columns and checks go to `out`."""
+        at = run[0]
         if value is None:
             return []
         if not isinstance(value, list):
@@ -269,6 +276,7 @@ class EventMapper:
             out.append(self._asset(urn, at, props))
             if "schema" in facets:
                 out.extend(self._schema(facets, urn, at, spot))
+            out.extend(self._assertions(dataset, urn, run, spot))
             if urn not in urns:
                 urns.append(urn)
         return urns
@@ -305,6 +313,38 @@ class EventMapper:
             shape = ColumnShape.of(column_items(urn, names, [], 0, None))
             self._shapes["schema", urn, names] = shape
         return [ColumnSet(shape, at, None)]
+
+    def _assertions(
+        self, dataset: dict[str, Any], urn: str, run: tuple[int, str], spot: str
+    ) -> list[Piece]:
+        """dataQualityAssertions, an input dataset facet (under `inputFacets`; some producers
+        put it among `facets`): each assertion becomes the latest result of a check on the
+        dataset, or on its column (written too, so the check has its target)."""
+        facet = _facet(dataset, "inputFacets") or _facet(dataset, "facets")
+        if facet is None:
+            return []
+        assertions = facet.get("assertions") if isinstance(facet, dict) else None
+        if not isinstance(assertions, list) or not all(map(_is_assertion, assertions)):
+            reason = "assertions must be [{assertion, success, column?, severity?, name?}]"
+            self._facet_problem(spot, "dataQualityAssertions", reason)
+            return []
+        at, run_id = run
+        pieces: list[Piece] = []
+        for assertion in assertions:
+            column, name = assertion.get("column"), assertion.get("name") or assertion["assertion"]
+            try:
+                target = identity.column_urn(urn, column) if column else urn
+            except identity.IdentityError as exc:
+                self._facet_problem(spot, "dataQualityAssertions", str(exc))
+                continue
+            if column:
+                pieces.append(Column(target, urn, column, at))
+            status: CheckStatus = "pass" if assertion["success"] else "fail"
+            if status == "fail" and assertion.get("severity") == "warn":
+                status = "warn"
+            check = identity.openlineage_check_urn(target, name)
+            pieces.append(CheckResult(check, SYSTEM, name, target, status, at, run_id))
+        return pieces
 
     def _columns(
         self, dataset: dict[str, Any], urn: str, at: int, via: str, where: str, out: list[Piece]
@@ -368,6 +408,22 @@ class EventMapper:
         return links
 
 
+def _facet(dataset: dict[str, Any], group: str) -> Any:
+    facets = dataset.get(group)
+    return facets.get("dataQualityAssertions") if isinstance(facets, dict) else None
+
+
+def _is_assertion(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("assertion"), str)
+        and bool(value["assertion"])
+        and isinstance(value.get("success"), bool)
+        and isinstance(value.get("column"), str | None)
+        and isinstance(value.get("name"), str | None)
+    )
+
+
 class _Cache(dict[Any, Any]):
     """A memo that starts over when full, so a harvest of endlessly new names stays small."""
 
@@ -377,204 +433,18 @@ class _Cache(dict[Any, Any]):
         super().__setitem__(key, value)
 
 
-@dataclass(frozen=True)
-class ColumnShape:
-    """A facet's columns and FEEDS, mapped once for all the runs that repeat it."""
-
-    columns: tuple[Column, ...]  # seen: 0, each run has its own time
-    feeds: tuple[tuple[str, str], ...]  # (source column, column)
-    sources: tuple[str, ...] = ()  # the source datasets, sorted
-
-    @classmethod
-    def of(cls, items: Iterable[Item], sources: Iterable[str] = ()) -> ColumnShape:
-        items = list(items)
-        return cls(
-            tuple(i for i in items if isinstance(i, Column)),
-            tuple((i.src, i.dst) for i in items if isinstance(i, ColumnFeed)),
-            tuple(sorted(sources)),
-        )
-
-    def items(self, at: int, via: str | None) -> list[Item]:
-        out: list[Item] = [Column(c.urn, c.asset, c.name, at) for c in self.columns]
-        out.extend(ColumnFeed(src, dst, at, via) for src, dst in self.feeds)
-        return out
-
-
-class ColumnSet(NamedTuple):
-    """A facet's columns and FEEDS in one run."""
-
-    shape: ColumnShape
-    at: int
-    via: str | None
-
-
 Piece = Item | ColumnSet
 
 
+class Sighting(NamedTuple):
+    """A COMPLETE event's values, at its time, by its run."""
+
+    at: int
+    run_id: str
+    pieces: list[Piece]
+
+
 # --- the harvest --------------------------------------------------------------------------
-
-
-class Reducer:
-    """The values of a window of events, reduced to the rows that give the same graph as
-    writing each event's values in order, so a run of a job costs about one row, not ~27:
-
-    * an asset or column: its earliest sighting (which creates it) and its latest, with the
-      properties of every sighting;
-    * a FEEDS edge and a job's READS_FROM / WRITES_TO: their statements keep only the earliest
-      and latest time and (FEEDS) the union of `via` in order, so a row per `via` at the earliest
-      time and one at the latest;
-    * a transformation and a FLOWS_TO count runs: `runs` grows for each sighting newer than the
-      last seen, so in event order only the sightings newer than every earlier one in the window
-      can count; their times go in one row per job and per edge, and the statements
-      merge_job_runs and merge_flow_runs (shared with the Snowflake
-      harvester, which reduces its windows the same way) count those newer than the graph's.
-
-    Memory is bounded by the distinct nodes and edges of a window, not by its events.
-    """
-
-    def __init__(self) -> None:
-        self._reset()
-
-    def _reset(self) -> None:
-        # urn -> [earliest time, latest time, the first sighting, every sighting's props]
-        self._assets: dict[str, list[Any]] = {}
-        self._columns: dict[str, list[Any]] = {}
-        # job urn -> [first sighting, newer-run times, earliest, newest sighting]
-        self._jobs: dict[str, list[Any]] = {}
-        self._reads: dict[tuple[str, str], list[int]] = {}  # (job, asset) -> [earliest, latest]
-        self._writes: dict[tuple[str, str], list[int]] = {}
-        self._flows: dict[tuple[str, str], list[Any]] = {}  # -> [newer times, earliest, vias]
-        self._feeds: dict[tuple[str, str], list[Any]] = {}  # -> [earliest, latest, vias]
-        self.self_edges = 0
-
-    def add(self, items: Iterable[Piece]) -> None:
-        for item in items:  # exact types, the fastest test: this runs ~27 times per event
-            if type(item) is ColumnSet:
-                self._column_set(item)
-            elif type(item) is Asset:
-                _span(self._assets, item.urn, item.seen, item, item.props)
-            elif type(item) is Flow:
-                self._flow(item)
-            elif type(item) is Transformation:
-                self._job(item)
-            else:  # the mapper yields no other values
-                raise TypeError(f"unexpected {item!r}")
-
-    def _job(self, job: Transformation) -> None:
-        at = job.run_at
-        entry = self._jobs.get(job.urn)
-        if entry is None:
-            self._jobs[job.urn] = [job, [at], at, job]
-        else:
-            if at > entry[1][-1]:
-                entry[1].append(at)
-                entry[3] = job
-            entry[2] = min(entry[2], at)
-        for edges, assets in ((self._reads, job.reads), (self._writes, job.writes)):
-            for asset in assets:
-                span = edges.get((job.urn, asset))
-                if span is None:
-                    edges[job.urn, asset] = [at, at]
-                else:
-                    span[0], span[1] = min(span[0], at), max(span[1], at)
-
-    def _flow(self, flow: Flow) -> None:
-        if flow.src == flow.dst:
-            self.self_edges += 1
-            return
-        entry = self._flows.get((flow.src, flow.dst))
-        if entry is None:
-            entry = self._flows[flow.src, flow.dst] = [[flow.at], flow.at, {}]
-        else:
-            if flow.at > entry[0][-1]:
-                entry[0].append(flow.at)
-            entry[1] = min(entry[1], flow.at)
-        if flow.via is not None:
-            entry[2][flow.via] = None
-
-    def _column_set(self, columns: ColumnSet) -> None:
-        at, via = columns.at, columns.via
-        for column in columns.shape.columns:
-            _span(self._columns, column.urn, at, column, None)
-        for key in columns.shape.feeds:
-            if key[0] == key[1]:
-                self.self_edges += 1
-                continue
-            entry = self._feeds.get(key)
-            if entry is None:
-                entry = self._feeds[key] = [at, at, {}]
-            elif at < entry[0]:
-                entry[0] = at
-            elif at > entry[1]:
-                entry[1] = at
-            if via is not None:
-                entry[2][via] = None
-
-    def write(self, writer: GraphWriter) -> None:
-        """Write the window, every statement after the ones whose nodes it MATCHes, and start
-        a new window."""
-        store, counts = writer.store, writer.counts
-        for spans in (self._assets, self._columns):  # assets before the columns of them
-            writer.add_all(_earliest(span) for span in spans.values())
-        for spans in (self._assets, self._columns):
-            writer.add_all(_latest(span) for span in spans.values() if span[1] > span[0])
-        writer.flush()
-        jobs = [
-            {"urn": urn, "system": job.system, "name": job.name, "times": times,
-             "first": first, "last": times[-1], "last_run_id": newest.run_id,
-             "last_user": newest.user}
-            for urn, (job, times, first, newest) in self._jobs.items()
-        ]  # fmt: skip
-        counts["merge_transformations"] += store.write_batches("merge_job_runs", jobs, ("urn",))
-        for name, edges in (("merge_reads_from", self._reads), ("merge_writes_to", self._writes)):
-            rows = [
-                {"t": job, "asset": asset, "at": at}
-                for (job, asset), span in edges.items()
-                for at in dict.fromkeys(span)
-            ]
-            counts[name] += store.write_batches(name, rows, ("t", "asset"))
-        flows = [
-            {"src": src, "dst": dst, "times": times, "first": first, "last": times[-1],
-             "via": list(vias)}
-            for (src, dst), (times, first, vias) in self._flows.items()
-        ]  # fmt: skip
-        counts["merge_flows"] += store.write_batches("merge_flow_runs", flows, ("src", "dst"))
-        for (src, dst), (first, last, vias) in self._feeds.items():
-            order: list[str | None] = [*vias] or [None]
-            writer.add_all(ColumnFeed(src, dst, first, via) for via in order)
-            if last > first:
-                writer.add(ColumnFeed(src, dst, last, order[-1]))
-        writer.flush()
-        counts["self_edges_skipped"] += self.self_edges
-        self._reset()
-
-
-def _span(
-    spans: dict[str, list[Any]], urn: str, at: int, item: Item, props: dict[str, Scalar] | None
-) -> None:
-    """Record a node's sighting: the earliest and latest time, and every sighting's props."""
-    span = spans.get(urn)
-    if span is None:
-        spans[urn] = [at, at, item, dict(props or {})]
-        return
-    span[0], span[1] = min(span[0], at), max(span[1], at)
-    if props:
-        span[3].update(props)
-
-
-def _earliest(span: list[Any]) -> Item:
-    return _sighting(span, span[0])
-
-
-def _latest(span: list[Any]) -> Item:
-    return _sighting(span, span[1])
-
-
-def _sighting(span: list[Any], at: int) -> Item:
-    item = span[2]
-    return (
-        replace(item, seen=at, props=span[3]) if isinstance(item, Asset) else replace(item, seen=at)
-    )
 
 
 def harvest_openlineage(
@@ -593,19 +463,21 @@ def harvest_openlineage(
     report = OpenLineageReport()
     mapper = EventMapper(rules, report.problems)
     with harvest_run(store, SYSTEM, scope) as (run, writer):
-        window = Reducer()
+        window = RunReducer()  # written whole every WINDOW_EVENTS: memory stays bounded
         newest = since or 0
         for file in files:
             newest = max(newest, _mtime_ms(file))
             for located in read_events(file, report):
                 report.events += 1
-                window.add(_event_pieces(located, mapper, report))
+                sighting = _event_pieces(located, mapper, report)
+                if sighting is not None:
+                    window.add(sighting.pieces, sighting.at, sighting.run_id)
                 if report.events % WINDOW_EVENTS == 0:
-                    window.write(writer)
+                    window.write_run(writer)
             report.files += 1
             if on_file:
                 on_file(report)
-        window.write(writer)
+        window.write_run(writer)
         run.counts.update({
             "files": report.files, "events": report.events, "events_complete": report.complete,
             "runs_failed": report.failed_runs, "events_not_complete": report.skipped_not_complete,
@@ -618,28 +490,73 @@ def harvest_openlineage(
     return run, report
 
 
-def _event_pieces(located: Located, mapper: EventMapper, report: OpenLineageReport) -> list[Piece]:
+def _event_pieces(
+    located: Located, mapper: EventMapper, report: OpenLineageReport
+) -> Sighting | None:
     event = located.event
     if not isinstance(event, dict):
         report.skip(f"{located.where}: not a JSON object")
-        return []
+        return None
     kind = event.get("eventType")
     if kind is None and ("job" in event or "dataset" in event):
         report.skipped_not_complete += 1  # a JobEvent or DatasetEvent: nothing ran
-        return []
+        return None
     if not isinstance(kind, str) or kind not in EVENT_TYPES:
         report.skip(f"{located.where}: not an OpenLineage event (eventType {kind!r:.60})")
-        return []
+        return None
     if kind in ("FAIL", "ABORT"):
         report.failed_runs += 1
-        return []
+        return None
     if kind != "COMPLETE":
         report.skipped_not_complete += 1
-        return []
+        return None
     try:
-        pieces = mapper.pieces(located)
+        sighting = mapper.pieces(located)
     except EventError as exc:
         report.skip(f"{located.where}: {exc}")
-        return []
+        return None
     report.complete += 1
-    return pieces
+    return sighting
+
+
+def summary(path: Path, run: HarvestRun, report: OpenLineageReport) -> str:
+    """The line a person reads about a harvest of `path`."""
+    return (
+        f"{path}: {report.files} files, {report.events} events ({report.complete} complete, "
+        f"{report.failed_runs} failed runs, {report.skipped_not_complete} other), "
+        f"{len(report.problems)} problems; run {run.id}: {run.status}"
+    )
+
+
+@dataclass
+class OpenLineageHarvester:
+    """`harvest openlineage`: the event files and directories of [openlineage] paths (or
+    `paths`), each only for what changed since its last harvest unless `full`."""
+
+    paths: tuple[Path, ...] = ()
+    full: bool = False
+    name = "openlineage"
+    section = "openlineage"
+    needs = "[openlineage] paths (files or directories of OpenLineage events)"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        return None if self.paths or settings.openlineage.paths else "no [openlineage] paths"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: Progress
+    ) -> list[HarvestReport]:
+        rules = settings.identity.rules()
+        reports = []
+        for path in self.paths or settings.openlineage.paths:
+            if not path.exists():
+                raise HarvestError(f"OpenLineage path {str(path)!r} does not exist")
+
+            def on_file(report: OpenLineageReport, path: Path = path) -> None:
+                progress(Tick(str(path), report.files, "files", detail=f"{report.events:,} events"))
+
+            run, report = harvest_openlineage(store, path, rules, full=self.full, on_file=on_file)
+            reports.append(HarvestReport(
+                run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
+                report.problems, [], summary(path, run, report),
+            ))  # fmt: skip
+        return reports

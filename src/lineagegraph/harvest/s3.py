@@ -51,6 +51,7 @@ from botocore.exceptions import (
 
 from lineagegraph.errors import ConfigError, HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, chunks
+from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.identity import (
     FoldRules,
     IdentityError,
@@ -150,7 +151,7 @@ class ScanStats:
         return self.objects / self.elapsed if self.elapsed > 0 else 0.0
 
 
-Progress = Callable[[ScanStats], None]
+ScanProgress = Callable[[ScanStats], None]
 
 
 @dataclass
@@ -166,6 +167,8 @@ class S3Report:
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     interrupted: bool = False
+    counts: dict[str, int] = field(default_factory=dict)
+    watermark: int | None = None
 
 
 # --- client and errors ---------------------------------------------------------------------
@@ -425,7 +428,7 @@ def scan(
     writer: FileWriter,
     settings: S3Settings,
     endpoint: str,
-    progress: Progress | None = None,
+    progress: ScanProgress | None = None,
 ) -> dict[Scope, list[str]]:
     """Run the tasks in lister threads and write their pages as they arrive.
 
@@ -647,7 +650,7 @@ def scan_and_settle(
     endpoint: str,
     *,
     allow_mass_delete: bool,
-    progress: Progress | None,
+    progress: ScanProgress | None,
 ) -> S3Report:
     """The body of a harvest run, shared by listing and S3 Inventory: scan, then soft-delete
     and roll up. After Ctrl-C it returns at once with `interrupted` set and nothing deleted, so
@@ -689,7 +692,7 @@ def harvest_s3(
     prefixes: Iterable[str] = ("",),
     *,
     allow_mass_delete: bool = False,
-    progress: Progress | None = None,
+    progress: ScanProgress | None = None,
 ) -> S3Report:
     """List `bucket` (under each prefix, in parallel) into the graph as one :HarvestRun.
 
@@ -723,4 +726,72 @@ def finished(report: S3Report, run: HarvestRun) -> S3Report:
     if report.interrupted:
         raise KeyboardInterrupt
     report.status = run.status
+    report.counts, report.watermark = dict(run.counts), run.watermark
     return report
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")
+
+
+def summary(report: S3Report) -> str:
+    """The line a person reads about a listing or an inventory report."""
+    stats = report.stats
+    marker = "marker" if stats.folder_markers == 1 else "markers"
+    return (
+        f"{report.scope}: {stats.objects:,} objects ({human_bytes(stats.bytes)}), "
+        f"{stats.folder_markers:,} folder {marker}, {report.datasets:,} datasets, "
+        f"{report.soft_deleted:,} soft-deleted, in {stats.elapsed:,.1f} s "
+        f"({stats.rate:,.0f} objects/s); run {report.run_id}: {report.status}"
+    )
+
+
+def harvest_report(report: S3Report) -> HarvestReport:
+    """The S3 report as every source reports."""
+    return HarvestReport(
+        report.run_id, SYSTEM, report.scope, report.status, report.counts, report.watermark,
+        report.warnings, report.errors, summary(report),
+    )  # fmt: skip
+
+
+def ticks(source: str, progress: Progress) -> ScanProgress:
+    """A listing's running totals as the progress every source reports."""
+    return lambda stats: progress(
+        Tick(source, stats.objects, "objects", stats.rate, human_bytes(stats.bytes))
+    )
+
+
+@dataclass
+class S3Harvester:
+    """`harvest s3`: every bucket of [s3] buckets (or `bucket`), under each prefix."""
+
+    bucket: str | None = None
+    prefixes: tuple[str, ...] = ()
+    allow_mass_delete: bool = False
+    name = "s3"
+    section = "s3"
+    needs = "[s3] buckets"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        return None if self.bucket or settings.s3.buckets else "no [s3] buckets"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: Progress
+    ) -> list[HarvestReport]:
+        buckets = [self.bucket] if self.bucket else settings.s3.buckets
+        if not buckets:
+            raise ConfigError("give a bucket, or list buckets in the s3.buckets setting")
+        prefixes = list(self.prefixes) or settings.s3.prefixes or [""]
+        reports = []
+        for bucket in buckets:
+            report = harvest_s3(
+                store, settings, bucket, prefixes, allow_mass_delete=self.allow_mass_delete,
+                progress=ticks(f"s3://{bucket}", progress),
+            )  # fmt: skip
+            reports.append(harvest_report(report))
+        return reports

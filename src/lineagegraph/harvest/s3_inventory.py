@@ -59,9 +59,9 @@ from .s3 import (
     STANDARD,
     SYSTEM,
     Page,
-    Progress,
     S3Object,
     S3Report,
+    ScanProgress,
     ScanStats,
     Scope,
     Task,
@@ -463,7 +463,7 @@ def harvest_s3_inventory(
     prefix: str = "",
     *,
     allow_mass_delete: bool = False,
-    progress: Progress | None = None,
+    progress: ScanProgress | None = None,
 ) -> S3Report:
     """Harvest one S3 Inventory report into :File and :Dataset nodes, as one :HarvestRun.
 

@@ -9,6 +9,7 @@ renders the result.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -18,8 +19,17 @@ from typing import Any, Literal
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
-from lineagegraph.reports.globs import Glob
-from lineagegraph.reports.pricing import GB, PriceTable, Usage, apportion, monthly_costs
+from lineagegraph.reports.globs import Glob, exclusion_globs
+from lineagegraph.reports.pricing import (
+    GB,
+    PriceTable,
+    Usage,
+    apportion,
+    default_price_table,
+    load_prices,
+    monthly_costs,
+)
+from lineagegraph.settings import ReportSettings
 from lineagegraph.store_check import require_assets
 
 DAY_MS = 86_400_000
@@ -51,6 +61,35 @@ class ReportOptions:
     @property
     def since(self) -> int:
         return self.as_of - self.lookback_days * DAY_MS
+
+
+def build_options(
+    settings: ReportSettings,
+    kind: Kind,
+    *,
+    as_of: int | None = None,
+    lookback_days: int | None = None,
+    exclude: Iterable[str] = (),
+    buckets: Sequence[str] = (),
+    include_deleted: bool = False,
+    by: str = "dataset-class",
+    top: int | None = None,
+) -> ReportOptions:
+    """The options of a report: what is given, else [reports] settings, else the defaults
+    (now, the shipped price table); `exclude` adds to the default and configured globs."""
+    price_table = settings.price_table or default_price_table()
+    return ReportOptions(
+        kind=kind,
+        as_of=int(time.time() * 1000) if as_of is None else as_of,
+        lookback_days=lookback_days or settings.lookback_days,
+        excludes=exclusion_globs(settings.exclude, exclude),
+        prices=load_prices(price_table),
+        price_table=price_table,
+        buckets=tuple(buckets),
+        include_deleted=include_deleted,
+        by=by,
+        top_n=top or settings.top_n,
+    )
 
 
 @dataclass

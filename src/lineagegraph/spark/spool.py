@@ -31,9 +31,11 @@ from lineagegraph import jsonlines
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.base import HarvestReport, Progress
 from lineagegraph.identity import IdentityError
 from lineagegraph.jsonlines import numbered_lines, parse_json
 from lineagegraph.pipeline import HarvestRun, harvest_run
+from lineagegraph.settings import Settings
 from lineagegraph.spark.lineage import LineageError, SparkAction, action_items
 
 log = logging.getLogger(__name__)
@@ -191,3 +193,29 @@ def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAct
     ]
     if rows:
         store.write_batches("spark_transformation_details", rows, ("urn",))
+
+
+@dataclass
+class SparkHarvester:
+    """`harvest spark`: replay the spool of [spark] spool_dir (or `spool`)."""
+
+    spool: Path | None = None
+    name = "spark"
+    section = "spark"
+    needs = "[spark] spool_dir (a directory of spooled Spark events)"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        directory = self.spool or settings.spark.spool_dir
+        if directory.is_dir() and any(p.is_file() for p in directory.iterdir()):
+            return None
+        return "spark spool is empty"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: Progress
+    ) -> list[HarvestReport]:
+        directory = self.spool or settings.spark.spool_dir
+        run, report = replay(store, directory)
+        line = (f"{directory}: {report.files} files, {report.actions} actions, "
+                f"{report.failures} failed actions; run {run.id}: {run.status}")  # fmt: skip
+        return [HarvestReport(run.id, run.system, run.scope, run.status, run.counts,
+                              run.watermark, report.problems, [], line)]  # fmt: skip

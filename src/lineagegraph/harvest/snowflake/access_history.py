@@ -42,7 +42,16 @@ from lineagegraph.identity import (
     system_of,
 )
 from lineagegraph.jsonlines import BadText, parse_json
-from lineagegraph.model import Asset, AssetKind, Column, ColumnFeed, Flow, Item, Transformation
+from lineagegraph.model import (
+    Asset,
+    AssetKind,
+    Column,
+    ColumnFeed,
+    Flow,
+    Item,
+    SoftDelete,
+    Transformation,
+)
 
 SYSTEM = "snowflake"
 
@@ -85,14 +94,6 @@ class MalformedRow(ValueError):
         super().__init__(f"query {query_id}: {reason}")
         self.query_id = query_id
         self.reason = reason
-
-
-@dataclass(frozen=True, slots=True)
-class SoftDelete:
-    """An object dropped at `at` (epoch ms)."""
-
-    urn: str
-    at: int
 
 
 Output = Item | SoftDelete

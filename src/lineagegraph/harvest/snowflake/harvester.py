@@ -2,19 +2,21 @@
 
 One run: resume from the last successful watermark (QUERY_START_TIME) minus the overlap, or look
 back `lookback_days` the first time; stream ACCESS_HISTORY with `fetchmany`, `fetch_size` rows at
-a time, converting each row and folding it into a RunReducer (reducer.py: nodes are written as
-they are first seen, repeated sightings collapse); then write the rest, list external tables
-and OBJECT_DEPENDENCIES (harvest-time facts), and store the newest QUERY_START_TIME seen as the
-watermark. `harvest_run` saves the watermark only after everything is written, so a failed run
-resumes where the last good one ended. Replays are idempotent.
+a time, converting each row and folding it into a RunReducer (harvest/reducer.py: nodes are
+written as they are first seen, repeated sightings collapse); then write the rest, list
+external tables and OBJECT_DEPENDENCIES (harvest-time facts), and store the newest
+QUERY_START_TIME seen as the watermark. `harvest_run` saves the watermark only after everything
+is written, so a failed run resumes where the last good one ended. Replays are idempotent.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import snowflake.connector
@@ -24,6 +26,9 @@ from snowflake.connector.cursor import DictCursor, SnowflakeCursor
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.base import HarvestReport, Tick
+from lineagegraph.harvest.base import Progress as TickProgress
+from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.harvest.snowflake import queries
 from lineagegraph.harvest.snowflake.access_history import (
     SYSTEM,
@@ -32,7 +37,6 @@ from lineagegraph.harvest.snowflake.access_history import (
     MalformedRow,
     RowConverter,
 )
-from lineagegraph.harvest.snowflake.reducer import RunReducer
 from lineagegraph.harvest.snowflake.stages import (
     StageResolver,
     describe_unresolved,
@@ -242,7 +246,7 @@ def harvest(
         views = listing.dependent_views()
         converter = RowConverter(account, resolver, rules, views, run.counts, known_columns(store))
         windows = _access_history_windows(session, cfg, start)
-        newest = write_windows(windows, converter, store, writer, report, progress)
+        newest = write_windows(windows, converter, writer, report, progress)
         if run.counts["rows"] == 0:
             _check_edition(session, start, now)
         # Listings last: what queries saw first keeps its event times (first_seen never drops).
@@ -276,14 +280,13 @@ def _access_history_windows(
 def write_windows(
     windows: Iterable[Sequence[Any]],
     converter: RowConverter,
-    store: GraphStore,
     writer: GraphWriter,
     report: SnowflakeReport,
     progress: Progress | None = None,
 ) -> int | None:
     """Convert each window of ACCESS_HISTORY rows into the RunReducer, writing what it releases
-    before the next window is read, then the rest (reducer.py); returns the newest query start
-    time seen (malformed rows included: they were read)."""
+    before the next window is read, then the rest (harvest/reducer.py); returns the newest
+    query start time seen (malformed rows included: they were read)."""
     counts = converter.counts
     reducer = RunReducer()
     newest: int | None = None
@@ -299,11 +302,11 @@ def write_windows(
                     report.malformed.append((exc.query_id, exc.reason))
                 log.warning("skipped malformed ACCESS_HISTORY row: %s", exc)
                 continue
-            reducer.add_row(outputs, int(row[1]), str(row[0]), row[2])
-        reducer.write_window(store, writer, counts)
+            reducer.add(outputs, int(row[1]), str(row[0]), row[2])
+        reducer.write_window(writer)
         if progress is not None:
             progress(counts["rows"])
-    reducer.write_run(store, writer, counts)
+    reducer.write_run(writer)
     return newest
 
 
@@ -486,3 +489,65 @@ def _parts(values: tuple[Any, ...]) -> tuple[str, str, str] | None:
     if not all(isinstance(v, str) and v for v in values):
         return None
     return values[0], values[1], values[2]
+
+
+# --- the source, as `harvest snowflake` and `harvest all` run it ---------------------------
+
+
+def when(ms: int | None) -> str:
+    if ms is None:
+        return "none"
+    return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def summary(report: SnowflakeReport) -> str:
+    """The line a person reads about a harvest."""
+    c = report.counts
+    return (
+        f"{report.scope}: {c['rows']:,} ACCESS_HISTORY rows since {when(report.window_start)}: "
+        f"{c['queries_writing']:,} writing and {c['queries_reading']:,} reading queries, "
+        f"{c['table_pairs']:,} table and {c['column_pairs']:,} column lineage pairs, "
+        f"{c['drops']:,} drops, {c['rows_malformed']:,} malformed rows skipped; "
+        f"watermark {when(report.watermark)}; run {report.run_id}: success"
+    )
+
+
+def warnings(report: SnowflakeReport) -> list[str]:
+    """Malformed rows (the first MALFORMED_LISTED by query id), then the other warnings."""
+    found = [f"skipped malformed row of query {q}: {reason}" for q, reason in report.malformed]
+    hidden = report.counts["rows_malformed"] - len(report.malformed)
+    if hidden > 0:
+        found.append(f"{hidden:,} more malformed rows skipped")
+    return found + report.warnings
+
+
+class SnowflakeHarvester:
+    """`harvest snowflake`: ACCESS_HISTORY since the last watermark, with the [snowflake]
+    connection settings."""
+
+    name = "snowflake"
+    section = "snowflake"
+    needs = "[snowflake] account"
+
+    def not_configured(self, settings: Settings) -> str | None:
+        return None if settings.snowflake.account else "no [snowflake] account"
+
+    def run(
+        self, store: GraphStore, settings: Settings, *, progress: TickProgress
+    ) -> list[HarvestReport]:
+        urn_account(settings)  # a missing account is a settings error before any connection
+        started = time.monotonic()
+
+        def rows(count: int) -> None:
+            rate = count / max(time.monotonic() - started, 1e-9)
+            progress(Tick("snowflake", count, "ACCESS_HISTORY rows", rate))
+
+        connection = connect(settings.snowflake)
+        try:
+            report = harvest(store, settings, connection, progress=rows)
+        finally:
+            connection.close()
+        return [HarvestReport(
+            report.run_id, SYSTEM, report.scope, "success", report.counts, report.watermark,
+            warnings(report), [], summary(report),
+        )]  # fmt: skip

@@ -1,0 +1,191 @@
+"""The lineage questions as a library: ask with a name as a user types it, get an answer that
+renders itself as a table, a tree, JSON, Mermaid, DOT or an HTML page.
+
+The CLI commands (cli/lineage.py) and the Python API (lineagegraph.api) both call these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from functools import partial
+
+from lineagegraph import lineage, render
+from lineagegraph.gate import GateAnswer, quality_gate
+from lineagegraph.graph.base import GraphStore
+from lineagegraph.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.render import PICTURE_FORMATS
+from lineagegraph.settings import Settings
+
+
+@dataclass
+class Traversal:
+    """The assets upstream or downstream of `start`, nearest first."""
+
+    start: Reached
+    direction: Direction
+    depth: int
+    assets: list[Reached]
+
+    def render(self, fmt: str) -> str:
+        start, reached, direction, depth = self.start, self.assets, self.direction, self.depth
+        view = render.traversal_view(start, reached, direction)
+        if fmt == "json":
+            return render.to_json({"start": start, "direction": direction, "depth": depth,
+                                   "assets": reached})  # fmt: skip
+        if fmt in PICTURE_FORMATS:
+            return render.picture(view, fmt)
+        if not reached:
+            return f"nothing {direction} of {start.urn} within {depth} hop(s)"
+        if fmt == "tree":
+            return render.tree(view)
+        header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
+        return header + "\n" + render.reached_table(reached, direction)
+
+
+@dataclass
+class Paths:
+    """The lineage paths between two assets, shortest first; `answer.notes` say when an S3
+    object's dataset stood in for it."""
+
+    start: Reached
+    end: Reached
+    depth: int
+    answer: PathAnswer
+
+    def render(self, fmt: str) -> str:
+        found, notes = self.answer.paths, self.answer.notes
+        if fmt == "json":
+            return render.to_json({"from": self.start, "to": self.end, "depth": self.depth,
+                                   "paths": found, "notes": notes})  # fmt: skip
+        if fmt in PICTURE_FORMATS:
+            view = render.paths_view(found, self.start, self.end)
+            view.note = " ".join(notes)
+            return render.picture(view, fmt)
+        if not found:
+            return f"no path from {self.answer.src} to {self.answer.dst} within {self.depth} hop(s)"
+        return "\n".join([*notes, render.paths_text(found)])
+
+
+@dataclass
+class ImpactAnswer:
+    """Everything downstream of an asset, by system and kind, and the jobs that read it."""
+
+    impact: Impact
+
+    def render(self, fmt: str) -> str:
+        if fmt == "json":
+            return render.to_json(self.impact)
+        if fmt in PICTURE_FORMATS:
+            return render.picture(render.impact_view(self.impact), fmt)
+        if fmt == "tree":
+            return render.tree(render.impact_view(self.impact))
+        return render.impact_text(self.impact)
+
+
+@dataclass
+class ColumnLineage:
+    """The columns a column is derived from (upstream) and those derived from it."""
+
+    start: Reached
+    depth: int
+    found: dict[Direction, list[Reached]] = field(default_factory=dict)
+
+    def render(self, fmt: str) -> str:
+        found, depth, urn = self.found, self.depth, self.start.urn
+        up, down = found.get("upstream", []), found.get("downstream", [])
+        if fmt == "json":
+            return render.to_json({"column": self.start, "depth": depth, **found})
+        if fmt in PICTURE_FORMATS:
+            return render.picture(render.columns_view(self.start, up, down), fmt)
+        if fmt == "tree":
+            return render.tree(render.columns_view(self.start, up, down))
+        return "\n\n".join(
+            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items, d)
+            if items else f"nothing {d} of {urn} within {depth} hop(s)"
+            for d, items in found.items()
+        )  # fmt: skip
+
+
+def traversal(
+    store: GraphStore,
+    settings: Settings,
+    name: str,
+    direction: Direction,
+    *,
+    depth: int = lineage.DEFAULT_DEPTH,
+    systems: Collection[str] = (),
+    kinds: Collection[str] = (),
+    include_deleted: bool = False,
+) -> Traversal:
+    """`upstream` or `downstream` of NAME (a urn, an S3 path or a Snowflake name)."""
+    urn = lineage.resolve(store, settings, name)
+    start = lineage.start_asset(store, urn, include_deleted=include_deleted)
+    reached = lineage.traverse(
+        store, urn, direction, depth=depth, systems={s.lower() for s in systems},
+        kinds=set(kinds), include_deleted=include_deleted,
+    )  # fmt: skip
+    return Traversal(start, direction, depth, reached)
+
+
+upstream = partial(traversal, direction="upstream")
+"""Every asset that feeds NAME, each once with its distance in hops (options: `traversal`)."""
+downstream = partial(traversal, direction="downstream")
+"""Every asset NAME flows into, each once with its distance in hops (options: `traversal`)."""
+
+
+def path(
+    store: GraphStore,
+    settings: Settings,
+    source: str,
+    target: str,
+    *,
+    depth: int = 10,
+    limit: int = lineage.DEFAULT_PATH_LIMIT,
+    include_deleted: bool = False,
+) -> Paths:
+    """The lineage paths from `source` to `target`, shortest first."""
+    src = lineage.resolve(store, settings, source)
+    dst = lineage.resolve(store, settings, target)
+    answer = lineage.paths_between(store, src, dst, depth, limit, include_deleted=include_deleted)
+    start, end = (
+        lineage.start_asset(store, urn, include_deleted=include_deleted)
+        for urn in (answer.src, answer.dst)
+    )
+    return Paths(start, end, depth, answer)
+
+
+def impact(
+    store: GraphStore, settings: Settings, name: str, *, include_deleted: bool = False
+) -> ImpactAnswer:
+    """What a change to NAME would affect."""
+    urn = lineage.resolve(store, settings, name)
+    return ImpactAnswer(lineage.impact(store, urn, include_deleted=include_deleted))
+
+
+def check(
+    store: GraphStore, settings: Settings, name: str, *, depth: int = lineage.MAX_DEPTH
+) -> GateAnswer:
+    """The quality gate of NAME: the latest result of every check on it and upstream of it;
+    `.passed` is False when one of them fails (the CLI then exits 6)."""
+    return quality_gate(store, lineage.resolve(store, settings, name), depth=depth)
+
+
+def columns(
+    store: GraphStore,
+    settings: Settings,
+    column: str,
+    *,
+    direction: Direction | None = None,
+    depth: int = lineage.DEFAULT_DEPTH,
+    include_deleted: bool = False,
+) -> ColumnLineage:
+    """Column lineage of ASSET#COLUMN, both ways unless `direction` is given."""
+    urn = lineage.resolve_column(store, settings, column)
+    start = lineage.start_column(store, urn, include_deleted=include_deleted)
+    directions = [direction] if direction else list(lineage.DIRECTIONS)
+    found = {
+        d: lineage.column_lineage(store, urn, d, depth, include_deleted=include_deleted)
+        for d in directions
+    }
+    return ColumnLineage(start, depth, found)

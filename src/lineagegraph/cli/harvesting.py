@@ -1,0 +1,107 @@
+"""What every `harvest` command shares: run a source, print its reports; `harvest list`,
+`harvest all`, and a plain `harvest NAME` for a source that brings no command of its own."""
+
+from __future__ import annotations
+
+import click
+
+from lineagegraph.cli.app import App, harvest
+from lineagegraph.cli.progress import tick_line
+from lineagegraph.errors import HarvestError
+from lineagegraph.harvest.all import SourceResult, harvest_all, run_harvester
+from lineagegraph.harvest.base import Harvester, HarvestReport
+from lineagegraph.harvest.registry import harvesters
+from lineagegraph.output import render
+from lineagegraph.settings import Settings
+
+pass_app = click.make_pass_decorator(App)
+
+WARNINGS_SHOWN = 20
+
+
+def show(reports: list[HarvestReport]) -> None:
+    """Each run's warnings (on stderr, the first WARNINGS_SHOWN) and its summary line."""
+    for report in reports:
+        for warning in report.warnings[:WARNINGS_SHOWN]:
+            click.echo(f"warning: {warning}", err=True)
+        if len(report.warnings) > WARNINGS_SHOWN:
+            click.echo(f"warning: ... and {len(report.warnings) - WARNINGS_SHOWN} more", err=True)
+        click.echo(report.summary)
+
+
+def harvest_with(
+    app: App, harvester: Harvester, settings: Settings | None = None
+) -> list[HarvestReport]:
+    """Run one source on the store (with `settings`, a command's overrides, if given), print
+    what it did; HarvestError (exit 5) if a run failed."""
+    with app.store() as store, tick_line() as progress:
+        reports = run_harvester(harvester, store, settings or app.settings, progress)
+    show(reports)
+    errors = [error for report in reports for error in report.errors]
+    if errors:
+        raise HarvestError("; ".join(errors))
+    return reports
+
+
+def source_command(harvester: Harvester) -> click.Command:
+    """`harvest NAME` for a source with no command of its own (a plug-in): settings only."""
+
+    @pass_app
+    def command(app: App) -> None:
+        harvest_with(app, harvester)
+
+    doc = (type(harvester).__doc__ or f"Harvest {harvester.name}.").strip()
+    return click.Command(
+        harvester.name, callback=command, help=doc + f"\n\nNeeds {harvester.needs}."
+    )
+
+
+@harvest.command("list")
+@pass_app
+def list_sources(app: App) -> None:
+    """List every source (built in or from a plug-in package) and whether settings ask for it.
+
+    `harvest all` runs the configured ones.
+
+    \b
+    Example:
+      lineagegraph --config /etc/lineagegraph.toml harvest list
+    """
+    rows = []
+    for name, harvester in harvesters().items():
+        reason = harvester.not_configured(app.settings)
+        rows.append([name, "yes" if reason is None else f"no ({reason})", harvester.needs])
+    click.echo(render(["source", "configured", "settings"], rows, "table"))
+
+
+@harvest.command("all")
+@click.option(
+    "--only", multiple=True, metavar="SOURCE",
+    help="Run just these sources (repeatable; see `harvest list`); default: every configured one.",
+)  # fmt: skip
+@pass_app
+def harvest_all_command(app: App, only: tuple[str, ...]) -> None:
+    """Harvest every source configured in settings, one after another.
+
+    A failing source does not stop the others; the command exits non-zero if any failed.
+    One summary line per source (status, nodes and edges written, time, watermark); with
+    --log-format json each is also a structured log record. Sources not configured are
+    reported as skipped; if none is, the command fails (exit 2) and says what to configure.
+    The store's harvest lock (held by every harvest) keeps two runs from overlapping.
+
+    \b
+    Examples:
+      lineagegraph --config /etc/lineagegraph.toml harvest all          # cron
+      lineagegraph --log-format json harvest all --only snowflake       # Airflow task
+    """
+
+    def print_result(result: SourceResult) -> None:
+        progress.done()
+        show(result.reports)
+        click.echo(result.line())
+
+    with tick_line() as progress:
+        results = harvest_all(app.settings, only=only, progress=progress, on_result=print_result)
+    failed = [result.name for result in results if not result.ok]
+    if failed:
+        raise HarvestError(f"{len(failed)} source(s) failed: {', '.join(failed)}")

@@ -1,0 +1,51 @@
+"""check: the quality gate a scheduler runs before a downstream job."""
+
+from __future__ import annotations
+
+import click
+
+from lineagegraph import lineage
+from lineagegraph.cli.app import App, cli
+from lineagegraph.cli.lineage import NAME_HELP, read_store
+from lineagegraph.errors import ChecksFailed
+from lineagegraph.gate import failure_summary, quality_gate
+
+pass_app = click.make_pass_decorator(App)
+
+
+@cli.command()
+@click.argument("name")
+@click.option(
+    "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.MAX_DEPTH,
+    show_default=True, help="How many hops upstream to look.",
+)  # fmt: skip
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+    help="table for people, json for programs.",
+)  # fmt: skip
+@pass_app
+def check(app: App, name: str, depth: int, fmt: str) -> None:
+    """Exit 6 when NAME, or anything upstream of it, has a failing data-quality check.
+
+    The gate to put before a job that reads NAME. Looks at the latest result of every check
+    (dbt tests, OpenLineage dataQualityAssertions) on NAME, on its columns, and on every asset
+    upstream of it and their columns. A `fail` or `error` result blocks: the checks are listed
+    and named on stderr, and the exit code is 6. `warn` results are listed but pass. With no
+    failing check the exit code is 0 and the output says so.
+
+    NAME is {name_help}.
+
+    \b
+    Example (in a scheduler, before the job that reads the mart):
+      lineagegraph check analytics.marts.daily_sales && run-the-report
+      lineagegraph check s3a://raw-bucket/orders/ --format json
+    """
+    with read_store(app) as store:
+        urn = lineage.resolve(store, app.settings, name)
+        answer = quality_gate(store, urn, depth=depth)
+    click.echo(answer.render(fmt))
+    if not answer.passed:
+        raise ChecksFailed(failure_summary(answer))
+
+
+check.help = (check.help or "").replace("{name_help}", NAME_HELP)

@@ -1,0 +1,103 @@
+"""The one small interface every backend implements (backends import this, never store.py)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any, TypeVar
+
+from lineagegraph.graph.statements import statement
+
+T = TypeVar("T")
+
+
+@dataclass
+class Result:
+    """Rows of a query as plain Python values (nodes and relationships become dicts)."""
+
+    columns: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+class GraphStore(ABC):
+    """A graph that runs lineagegraph's named statements and a user's ad-hoc Cypher."""
+
+    backend: str
+    batch_size: int
+    location: str  # where the graph lives (a data directory or a URI), for messages
+
+    @abstractmethod
+    def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
+        """Run one statement in its own transaction; a failed write changes nothing."""
+
+    @abstractmethod
+    def init_schema(self) -> None:
+        """Create the constraints and indexes (idempotent)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def run(self, name: str, params: dict[str, Any] | None = None, *, write: bool = True) -> Result:
+        """Run the named statement from cypher/."""
+        return self.execute(statement(name), params, write=write)
+
+    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a named read statement and return its records."""
+        return self.run(name, params, write=False).records()
+
+    def write_batches(
+        self, name: str, rows: Iterable[dict[str, Any]], key: tuple[str, ...] = ()
+    ) -> int:
+        """Run the named `UNWIND $rows` statement over `rows` in chunks; returns rows written.
+
+        Each chunk is one transaction: a failing chunk leaves the graph as it was before it.
+        `key` names the fields a statement MERGEs on: rows repeating a key within a chunk go to
+        later rounds, because FalkorDB 4.16 crashes or loses updates when one statement MERGEs
+        the same key twice (see test_repeated_keys_in_one_batch), and rounds keep Neo4j's
+        row-by-row meaning on both backends.
+        """
+        parts = (
+            part
+            for chunk in chunks(rows, self.batch_size)
+            for part in (distinct_rounds(chunk, key) if key else [chunk])
+        )
+        return self.write_parts(statement(name), parts)
+
+    def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
+        """Run `text` once per part of rows, in order; a backend may overlap the work."""
+        written = 0
+        for part in parts:
+            self.execute(text, {"rows": part}, write=True)
+            written += len(part)
+        return written
+
+    def __enter__(self) -> GraphStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:
+    it = iter(rows)
+    while chunk := list(islice(it, size)):
+        yield chunk
+
+
+def distinct_rounds(rows: list[dict[str, Any]], key: tuple[str, ...]) -> list[list[dict[str, Any]]]:
+    """Split rows, in order, into rounds in which each key occurs at most once."""
+    rounds: list[list[dict[str, Any]]] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    for row in rows:
+        k = tuple(row[f] for f in key)
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        if n == len(rounds):
+            rounds.append([])
+        rounds[n].append(row)
+    return rounds
