@@ -163,7 +163,7 @@ def test_a_new_graph_opens_while_another_rewrite_of_the_append_only_file_runs(
     tmp_path: Path,
 ) -> None:
     """A new graph's open folds its schema into the append-only file; a rewrite already
-    running (another process's new graph, or Redis's own) used to fail that open."""
+    running (another user compacting as it leaves, another new graph) used to fail that open."""
     with open_embedded(tmp_path) as first:
         first.execute("CREATE (:Asset {urn: 'a'})", write=True)
         control = first._server.client()

@@ -272,8 +272,8 @@ class EmbeddedServer:
                 client.bgrewriteaof()
                 break
             except redis.ResponseError as exc:
-                # Another process's rewrite (or Redis's own) may have forked before this
-                # change: let it finish, then start one that includes it.
+                # One already running (another user compacting as it leaves, another new
+                # graph) may have forked before this change: let it end, then start ours.
                 if "already in progress" not in str(exc) or time.monotonic() > deadline:
                     raise
                 self._wait_rewrite()
