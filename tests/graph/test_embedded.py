@@ -159,6 +159,26 @@ def test_two_users_share_one_server_and_the_last_stops_it(tmp_path: Path) -> Non
     assert wait_dead(pid)
 
 
+def test_a_new_graph_opens_while_another_rewrite_of_the_append_only_file_runs(
+    tmp_path: Path,
+) -> None:
+    """A new graph's open folds its schema into the append-only file; a rewrite already
+    running (another user compacting as it leaves, another new graph) used to fail that open."""
+    with open_embedded(tmp_path) as first:
+        first.execute("CREATE (:Asset {urn: 'a'})", write=True)
+        control = first._server.client()
+        rewrites = control.info("persistence")["aof_rewrites"]
+        control.config_set("rdb-key-save-delay", 200_000)  # µs per key: the rewrite lasts
+        try:
+            control.bgrewriteaof()
+            assert control.info("persistence")["aof_rewrite_in_progress"]
+            open_store(GraphSettings(data_dir=tmp_path, graph_name="second")).close()
+        finally:
+            control.config_set("rdb-key-save-delay", 0)
+        assert b"second" in control.execute_command("GRAPH.LIST")
+        assert control.info("persistence")["aof_rewrites"] == rewrites + 2, "its own came after"
+
+
 def test_a_killed_users_server_is_reused_then_stopped(tmp_path: Path) -> None:
     child, orphan = holder(tmp_path, "before-kill")
     child.send_signal(signal.SIGKILL)

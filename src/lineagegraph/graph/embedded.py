@@ -265,7 +265,18 @@ class EmbeddedServer:
         """
         if self.appendfsync is None:
             return
-        self.client().bgrewriteaof()
+        client = self.client()
+        deadline = time.monotonic() + LOAD_TIMEOUT_S
+        while True:
+            try:
+                client.bgrewriteaof()
+                break
+            except redis.ResponseError as exc:
+                # One already running (another user compacting as it leaves, another new
+                # graph) may have forked before this change: let it end, then start ours.
+                if "already in progress" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                self._wait_rewrite()
         self._wait_rewrite()
 
     def _compact(self, *, wait: bool) -> None:

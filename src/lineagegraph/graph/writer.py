@@ -40,6 +40,9 @@ ASSET_STATEMENT = {"Table": "merge_tables", "Dataset": "merge_datasets", "File":
 class GraphWriter:
     """Collects rows per statement; when any buffer is full, flushes all of them in order.
 
+    Add each item after those it needs (an edge's endpoints, a column's asset): the order of
+    STATEMENTS holds within one flush only, and a row flushed before what it needs is dropped
+    by its MATCH (what is already in the graph counts too).
     `counts` tallies rows written per statement (self edges are dropped and counted).
     """
 
