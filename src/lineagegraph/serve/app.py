@@ -1,0 +1,221 @@
+"""The HTTP routes of `lineagegraph serve`, and the guard in front of them.
+
+Safe by default: every error is JSON with a reason; bodies over the size limit are refused
+before they are read whole; with a token set, /api/v1 needs `Authorization: Bearer <token>`
+(compared in constant time, never echoed); POST needs a JSON content type, so a web page cannot
+send one as a "simple" cross-site request; no CORS headers are ever sent; and while bound to
+loopback, a Host header naming another machine (DNS rebinding) is refused.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from lineagegraph import __version__
+from lineagegraph.errors import LineageGraphError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.serve import marquez
+from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
+from lineagegraph.serve.openapi import OPENAPI
+from lineagegraph.serve.spool import Ingester, Spool
+from lineagegraph.settings import Settings, is_loopback, redact, secret_values
+
+log = logging.getLogger(__name__)
+JSON_TYPES = ("application/json", "application/x-ndjson", "application/vnd.openlineage+json")
+
+
+def error(status: int, reason: str, **extra: Any) -> JSONResponse:
+    """Every error answer: {"error": <HTTP phrase>, "reason": <what and where>}."""
+    from http import HTTPStatus
+
+    body = {"error": HTTPStatus(status).phrase, "reason": reason, **extra}
+    return JSONResponse(body, status_code=status)
+
+
+class Service:
+    """What the routes share: settings, the spool, the ingester and a store for reads."""
+
+    def __init__(self, settings: Settings, reads: GraphStore, spool: Spool, ingester: Ingester):
+        self.settings = settings
+        self.rules = settings.identity.rules()
+        self.reads = reads
+        self.spool = spool
+        self.ingester = ingester
+        self.checker = EventChecker(self.rules)
+        self._check_lock = threading.Lock()  # the checker's mapper caches are not thread-safe
+        self._read_lock = threading.Lock()  # one store client, one request at a time
+        self.accepted = 0
+        self.rejected = 0
+
+    def accept(self, text: str) -> int:
+        """Check, spool (on disk before this returns) and count the events of a body."""
+        with self._check_lock:
+            try:
+                events = self.checker.events(text)
+            except BadRequest:
+                self.rejected += 1
+                raise
+        self.spool.append(spool_lines(events), len(events))
+        self.accepted += len(events)
+        self.ingester.nudge()
+        return len(events)
+
+    def lineage(self, node_text: str, depth: int) -> dict[str, Any]:
+        with self._read_lock:
+            start = marquez.resolve(self.reads, node_text, self.rules)
+            return marquez.lineage_graph(self.reads, start, depth, self.rules)
+
+
+async def post_lineage(request: Request) -> Response:
+    service: Service = request.app.state.service
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind not in JSON_TYPES:
+        return error(415, f"Content-Type must be application/json (got {kind or 'none'!r})")
+    limit = service.settings.serve.max_body_bytes
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return error(413, f"body is over {limit:,} bytes")
+    try:
+        text = decode_body(bytes(body), request.headers.get("content-encoding"), limit)
+        count = await run_in_threadpool(service.accept, text)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return JSONResponse({"accepted": count}, status_code=201)
+
+
+async def get_lineage(request: Request) -> Response:
+    service: Service = request.app.state.service
+    node = request.query_params.get("nodeId")
+    if not node:
+        return error(400, "the nodeId query parameter is required (dataset:NS:NAME or job:NS:NAME)")
+    raw_depth = request.query_params.get("depth", str(marquez.DEFAULT_DEPTH))
+    try:
+        depth = int(raw_depth)
+    except ValueError:
+        depth = -1
+    if not 1 <= depth <= marquez.MAX_DEPTH:
+        return error(400, f"depth must be an integer from 1 to {marquez.MAX_DEPTH} "
+                          f"(got {raw_depth[:40]!r})")  # fmt: skip
+    try:
+        graph = await run_in_threadpool(service.lineage, node, depth)
+    except marquez.BadNodeId as exc:
+        return error(400, str(exc))
+    except marquez.NodeNotFound as exc:
+        return error(404, str(exc), suggestions=exc.suggestions)
+    return JSONResponse(graph)
+
+
+async def healthz(request: Request) -> Response:
+    service: Service = request.app.state.service
+    ingest_error = service.ingester.last_error
+    body = {
+        "status": "degraded" if ingest_error else "ok",
+        "version": __version__,
+        "events_accepted": service.accepted,
+        "events_rejected": service.rejected,
+        "events_waiting": service.spool.pending(),
+        "ingest_batches": service.ingester.batches,
+        "ingest_error": redact(ingest_error, secret_values(service.settings))
+        if ingest_error
+        else None,
+    }
+    return JSONResponse(body)
+
+
+async def openapi(request: Request) -> Response:
+    return JSONResponse(OPENAPI)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    response = error(exc.status_code, exc.detail or "")
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    secrets = secret_values(request.app.state.service.settings)
+    reason = redact(f"{type(exc).__name__}: {exc}", secrets)
+    if not isinstance(exc, LineageGraphError):
+        log.exception("unexpected error answering %s %s", request.method, request.url.path)
+    return error(503 if isinstance(exc, LineageGraphError) else 500, reason)
+
+
+class Guard:
+    """Checks every request before a route sees it: Host, size and token."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.serve = settings.serve
+        self.loopback = is_loopback(settings.serve.host)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        problem = self._problem(scope)
+        if problem is not None:
+            await problem(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _problem(self, scope: Scope) -> Response | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = _host_name(headers.get("host", ""))
+        if self.loopback and host and not is_loopback(host):
+            return error(421, f"Host {host[:80]!r} is not this server (it listens on loopback)")
+        length = headers.get("content-length", "0")
+        if not length.isdigit() or int(length) > self.serve.max_body_bytes:
+            return error(413, f"body is over {self.serve.max_body_bytes:,} bytes")
+        path: str = scope["path"]
+        token = self.serve.token
+        if token is None or not path.startswith("/api/"):
+            return None
+        if scope["method"] in ("GET", "HEAD") and self.serve.open_reads:
+            return None
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        expected = token.get_secret_value().encode()
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+            response = error(401, "this server needs 'Authorization: Bearer <token>'")
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
+        return None
+
+
+def _host_name(header: str) -> str:
+    """The host of a Host header, without the port: `[::1]:5000` is `::1`."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header
+
+
+def create_app(service: Service) -> ASGIApp:
+    """The ASGI application; `service` is started and stopped by its owner (server.py)."""
+    routes = [
+        Route("/api/v1/lineage", post_lineage, methods=["POST"]),
+        Route("/api/v1/lineage", get_lineage, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        HTTPException: _http_error,
+        Exception: _unexpected,
+    }
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    app.state.service = service
+    return Guard(app, service.settings)
