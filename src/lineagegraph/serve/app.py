@@ -128,6 +128,7 @@ async def healthz(request: Request) -> Response:
         "events_accepted": service.accepted,
         "events_rejected": service.rejected,
         "events_waiting": service.spool.pending(),
+        "events_ingested": service.ingester.ingested,
         "ingest_batches": service.ingester.batches,
         "ingest_error": redact(ingest_error, secret_values(service.settings))
         if ingest_error

@@ -36,10 +36,11 @@ def running_service(settings: Settings) -> Iterator[Service]:
         writes.init_schema()
         spool = Spool(spool_root(settings))
 
-        def ingest(directory: Path) -> None:
+        def ingest(directory: Path) -> int:
             _, report = harvest_openlineage(writes, directory, rules, full=True)
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
+            return report.events
 
         ingester = Ingester(
             spool,

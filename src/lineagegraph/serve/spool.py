@@ -128,15 +128,16 @@ def adopt(path: Path, directory: Path) -> None:
 class Ingester:
     """The background thread that moves spooled events into the graph in batches.
 
-    `ingest(directory)` harvests every segment in the directory into the graph (raising on
-    failure); the segments are deleted only after it returns. A failure is logged and retried
-    on the next round, so a graph that is briefly unreachable delays ingestion, never loses it.
+    `ingest(directory)` harvests every segment in the directory into the graph and returns the
+    events it read (raising on failure); the segments are deleted only after it returns. A
+    failure is logged and retried on the next round, so a graph that is briefly unreachable
+    delays ingestion, never loses it.
     """
 
     def __init__(
         self,
         spool: Spool,
-        ingest: Callable[[Path], None],
+        ingest: Callable[[Path], int],
         *,
         every_seconds: float,
         batch_events: int,
@@ -149,6 +150,7 @@ class Ingester:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lineagegraph-ingest", daemon=True)
         self.batches = 0
+        self.ingested = 0  # events read into the graph (again, after a crash: at least once)
         self.last_error: str | None = None
 
     def start(self) -> None:
@@ -190,8 +192,9 @@ class Ingester:
         segments = sorted(self.spool.ingesting.glob(f"*{SEGMENT_SUFFIX}"))
         if not segments:
             return
-        self._ingest(self.spool.ingesting)
+        events = self._ingest(self.spool.ingesting)
         for path in segments:
             path.unlink()
         _fsync_dir(self.spool.ingesting)
         self.batches += 1
+        self.ingested += events
