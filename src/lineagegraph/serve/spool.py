@@ -11,7 +11,7 @@ so a process killed at any moment loses no acknowledged event. Ingestion then ru
 
 A crash before the delete makes the next start harvest `ingesting/` again: ingestion is at
 least once, and idempotent because every write MERGEs and a run counts only when newer than the
-job's last (DESIGN.md section 2). Concurrent requests share one fsync (group commit).
+job's last (docs/graph-model.md). Concurrent requests share one fsync (group commit).
 """
 
 from __future__ import annotations
