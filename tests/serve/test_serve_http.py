@@ -207,3 +207,40 @@ def test_no_acknowledged_event_is_lost_to_kill_9(server: Server) -> None:
     assert not any(server.data_dir.joinpath("serve-spool", "ingesting").iterdir())
     health = server.get("/healthz").json()
     assert health["ingest_error"] is None
+
+
+def test_listings_search_and_the_cli_questions_over_http(server: Server) -> None:
+    ol = client(server)
+    sf = "snowflake://org-acct"
+    ol.emit(run_event("load", [("s3://raw", "sales")], [(sf, "DB.S.ORDERS")]))
+    ol.emit(run_event("mart", [(sf, "DB.S.ORDERS")], [(sf, "DB.S.DAILY")]))
+    ends = {"from": "s3://raw/sales", "to": f"{sf}/DB.S.DAILY"}
+    path = wait_for(lambda: (r := server.get("/api/v1/path", **ends)).ok and r.json()["paths"])
+
+    names = [n["name"] for n in server.get("/api/v1/namespaces").json()["namespaces"]]
+    assert names == ["airflow", "s3://raw", sf]
+    found = server.get("/api/v1/search", q="orders").json()
+    assert found["totalCount"] == 1
+    assert found["results"][0]["nodeId"] == f"dataset:{sf}:DB.S.ORDERS"
+    jobs = server.get("/api/v1/search", q="airflow/", filter="JOB").json()["results"]
+    assert [r["nodeId"] for r in jobs] == ["job:airflow:load", "job:airflow:mart"]
+
+    up = server.get("/api/v1/upstream", name=f"{sf}/DB.S.DAILY").json()
+    assert up["start"]["urn"] == f"{sf}/DB.S.DAILY"
+    assert [(a["urn"], a["distance"]) for a in up["assets"]] == [
+        (f"{sf}/DB.S.ORDERS", 1), ("s3://raw/sales", 2)]  # fmt: skip
+    down = server.get("/api/v1/downstream", name="s3://raw/sales", depth=1).json()
+    assert [a["urn"] for a in down["assets"]] == [f"{sf}/DB.S.ORDERS"]
+    impact = server.get("/api/v1/impact", name="s3://raw/sales").json()
+    assert {t["urn"] for t in impact["transformations"]} == {
+        "openlineage://airflow/load", "openlineage://airflow/mart"}  # fmt: skip
+    [only] = path
+    assert [a["urn"] for a in only["assets"]] == ["s3://raw/sales", f"{sf}/DB.S.ORDERS",
+                                                  f"{sf}/DB.S.DAILY"]  # fmt: skip
+
+    missing = server.get("/api/v1/upstream", name="s3://raw/sale")
+    assert missing.status_code == 404
+    assert "s3://raw/sales" in missing.json()["suggestions"]
+    assert server.get("/api/v1/upstream", name="s3://raw/sales", depth=0).status_code == 400
+    assert server.get("/api/v1/search").json()["reason"] == "the q query parameter is required"
+    assert server.get("/api/v1/search", q="x", filter="RUN").status_code == 400

@@ -23,10 +23,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from lineagegraph import __version__
-from lineagegraph.errors import LineageGraphError
+from lineagegraph import __version__, lineage, render
+from lineagegraph.errors import LineageGraphError, StoreError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.serve import marquez
+from lineagegraph.lineage import Direction
+from lineagegraph.serve import marquez, questions
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.openapi import OPENAPI
 from lineagegraph.serve.spool import Ingester, Spool
@@ -77,6 +78,11 @@ class Service:
             start = marquez.resolve(self.reads, node_text, self.rules)
             return marquez.lineage_graph(self.reads, start, depth, self.rules)
 
+    def read(self, question: Callable[..., Any], *args: Any) -> Any:
+        """Answer `question(store, *args)` with the read store, one request at a time."""
+        with self._read_lock:
+            return question(self.reads, *args)
+
 
 async def post_lineage(request: Request) -> Response:
     service: Service = request.app.state.service
@@ -99,24 +105,103 @@ async def post_lineage(request: Request) -> Response:
 
 async def get_lineage(request: Request) -> Response:
     service: Service = request.app.state.service
-    node = request.query_params.get("nodeId")
-    if not node:
-        return error(400, "the nodeId query parameter is required (dataset:NS:NAME or job:NS:NAME)")
-    raw_depth = request.query_params.get("depth", str(marquez.DEFAULT_DEPTH))
     try:
-        depth = int(raw_depth)
-    except ValueError:
-        depth = -1
-    if not 1 <= depth <= marquez.MAX_DEPTH:
-        return error(400, f"depth must be an integer from 1 to {marquez.MAX_DEPTH} "
-                          f"(got {raw_depth[:40]!r})")  # fmt: skip
-    try:
+        node = _text(request, "nodeId")
+        depth = _int(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
         graph = await run_in_threadpool(service.lineage, node, depth)
-    except marquez.BadNodeId as exc:
+    except (BadRequest, marquez.BadNodeId) as exc:
         return error(400, str(exc))
     except marquez.NodeNotFound as exc:
         return error(404, str(exc), suggestions=exc.suggestions)
     return JSONResponse(graph)
+
+
+def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be an integer from {low} to {high} (got {raw[:40]!r})")
+    return value
+
+
+def _text(request: Request, name: str) -> str:
+    value = request.query_params.get(name)
+    if not value:
+        raise BadRequest(f"the {name} query parameter is required")
+    return value
+
+
+async def _answer(request: Request, question: Callable[..., Any], *args: Any) -> Response:
+    """Run a read in a worker thread; the library's errors become JSON answers."""
+    service: Service = request.app.state.service
+    try:
+        value = await run_in_threadpool(service.read, question, *args)
+    except lineage.AssetNotFound as exc:
+        return error(404, str(exc).partition("; did you mean")[0], suggestions=exc.suggestions)
+    except lineage.AssetDeleted as exc:
+        return error(410, str(exc))
+    except StoreError:
+        raise
+    except LineageGraphError as exc:
+        return error(400, str(exc))
+    return Response(render.to_json(value), media_type="application/json")
+
+
+async def get_namespaces(request: Request) -> Response:
+    return await _answer(request, marquez.namespaces)
+
+
+async def get_search(request: Request) -> Response:
+    kind = request.query_params.get("filter")
+    if kind not in (None, "DATASET", "JOB"):
+        return error(400, f"filter must be DATASET or JOB (got {kind[:40]!r})")
+    try:
+        text = _text(request, "q")
+        limit = _int(request, "limit", marquez.SEARCH_LIMIT, 1, marquez.MAX_SEARCH_LIMIT)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _answer(request, marquez.search, text, kind, limit)
+
+
+def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]:
+    async def route(request: Request) -> Response:
+        settings = request.app.state.service.settings
+        try:
+            name = _text(request, "name")
+            depth = _int(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
+        except BadRequest as exc:
+            return error(exc.status, str(exc))
+        return await _answer(request, questions.traversal, settings, name, direction, depth,
+                             _deleted(request))  # fmt: skip
+
+    return route
+
+
+def _deleted(request: Request) -> bool:
+    return request.query_params.get("include_deleted", "").lower() in ("1", "true", "yes")
+
+
+async def get_impact(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    try:
+        name = _text(request, "name")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _answer(request, questions.impact, settings, name, _deleted(request))
+
+
+async def get_path(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    try:
+        source, target = _text(request, "from"), _text(request, "to")
+        depth = _int(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _answer(request, questions.path, settings, source, target, depth,
+                         _deleted(request))  # fmt: skip
 
 
 async def healthz(request: Request) -> Response:
@@ -210,6 +295,12 @@ def create_app(service: Service) -> ASGIApp:
     routes = [
         Route("/api/v1/lineage", post_lineage, methods=["POST"]),
         Route("/api/v1/lineage", get_lineage, methods=["GET"]),
+        Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
+        Route("/api/v1/search", get_search, methods=["GET"]),
+        Route("/api/v1/upstream", _traversal("upstream"), methods=["GET"]),
+        Route("/api/v1/downstream", _traversal("downstream"), methods=["GET"]),
+        Route("/api/v1/impact", get_impact, methods=["GET"]),
+        Route("/api/v1/path", get_path, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]

@@ -237,3 +237,57 @@ def _job(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -> di
         "lastRunId": row["last_run_id"],
         "lastRunAt": iso(row["last_run_at"]),
     }
+
+
+# --- Marquez's listings ---------------------------------------------------------------------
+
+SEARCH_LIMIT = 10
+MAX_SEARCH_LIMIT = 1000
+
+
+def namespaces(store: GraphStore) -> dict[str, Any]:
+    """Marquez's NamespaceList: every dataset namespace (scheme://authority) and job namespace,
+    with when it was first and last seen."""
+    spans: dict[str, list[int | None]] = {}
+
+    def seen(name: str, first: int | None, last: int | None) -> None:
+        span = spans.setdefault(name, [first, last])
+        if first is not None and (span[0] is None or first < span[0]):
+            span[0] = first
+        if last is not None and (span[1] is None or last > span[1]):
+            span[1] = last
+
+    for row in store.read("serve_asset_namespaces"):
+        name = "file" if row["namespace"] == "file://" else row["namespace"]
+        seen(name, row["first_seen"], row["last_seen"])
+    for row in store.read("serve_job_names"):
+        namespace, _ = identity.openlineage_job_name(row["urn"], row["name"] or "")
+        seen(namespace, row["first_seen"], row["last_seen"])
+    return {
+        "namespaces": [
+            {"name": name, "createdAt": iso(first), "updatedAt": iso(last), "ownerName": None,
+             "description": None, "isHidden": False}
+            for name, (first, last) in sorted(spans.items())
+        ]
+    }  # fmt: skip
+
+
+def search(store: GraphStore, text: str, kind: str | None, limit: int) -> dict[str, Any]:
+    """Marquez's SearchResultList: datasets and jobs whose urn holds `text`, by name."""
+    needle = text.lower()
+    results: list[dict[str, Any]] = []
+    if kind in (None, "DATASET"):
+        for row in store.read("serve_search_assets", {"needle": needle, "limit": limit}):
+            namespace, name = identity.openlineage_name(row["urn"])
+            results.append(_hit("DATASET", namespace, name, row["last_seen"]))
+    if kind in (None, "JOB"):
+        for row in store.read("serve_search_jobs", {"needle": needle, "limit": limit}):
+            namespace, name = identity.openlineage_job_name(row["urn"], row["name"] or "")
+            results.append(_hit("JOB", namespace, name, row["last_seen"]))
+    results = sorted(results, key=lambda r: (r["name"], r["namespace"]))[:limit]
+    return {"totalCount": len(results), "results": results}
+
+
+def _hit(kind: NodeType, namespace: str, name: str, last_seen: int | None) -> dict[str, Any]:
+    return {"type": kind, "name": name, "namespace": namespace, "updatedAt": iso(last_seen),
+            "nodeId": node_id(kind, namespace, name)}  # fmt: skip

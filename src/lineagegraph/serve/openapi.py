@@ -21,6 +21,20 @@ _DEPTH = {
     "schema": {"type": "integer", "default": 20, "minimum": 1, "maximum": 100},
 }  # fmt: skip
 
+
+def _query(name: str, description: str, *, required: bool = False, kind: str = "string") -> Any:
+    return {"name": name, "in": "query", "required": required, "description": description,
+            "schema": {"type": kind}}  # fmt: skip
+
+
+def _get(summary: str, *parameters: Any) -> dict[str, Any]:
+    responses = {"200": {"description": "OK (JSON)"}, "400": _ERROR, "401": _ERROR, "404": _ERROR}
+    return {"get": {"summary": summary, "parameters": list(parameters), "responses": responses}}
+
+
+_NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
+_DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
+
 OPENAPI: dict[str, Any] = {
     "openapi": "3.0.3",
     "info": {
@@ -64,6 +78,37 @@ OPENAPI: dict[str, Any] = {
                 },
             },
         },
+        "/api/v1/namespaces": _get("Marquez's namespace list: dataset and job namespaces"),
+        "/api/v1/search": _get(
+            "Marquez's search: datasets and jobs whose name holds q",
+            _query("q", "text to look for (case-insensitive)", required=True),
+            _query("filter", "DATASET or JOB"),
+            _query("limit", "results at most (default 10)", kind="integer"),
+        ),
+        "/api/v1/upstream": _get(
+            "Every asset feeding an asset, each once (as `upstream --format json`)",
+            _NAME,
+            _query("depth", "hops (default 20)", kind="integer"),
+            _DELETED,
+        ),
+        "/api/v1/downstream": _get(
+            "Every asset an asset flows into (as `downstream --format json`)",
+            _NAME,
+            _query("depth", "hops (default 20)", kind="integer"),
+            _DELETED,
+        ),
+        "/api/v1/impact": _get(
+            "Everything downstream, grouped, and the jobs reading it (as `impact --format json`)",
+            _NAME,
+            _DELETED,
+        ),
+        "/api/v1/path": _get(
+            "Lineage paths between two assets, shortest first (as `path --format json`)",
+            _query("from", "where the paths start", required=True),
+            _query("to", "where they end", required=True),
+            _query("depth", "hops at most (default 10)", kind="integer"),
+            _DELETED,
+        ),
         "/healthz": {
             "get": {
                 "summary": "Liveness, events accepted and waiting, the last ingest error",
