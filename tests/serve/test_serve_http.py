@@ -204,7 +204,8 @@ def test_no_acknowledged_event_is_lost_to_kill_9(server: Server) -> None:
         return expected - {row["urn"] for row in rows}
 
     assert wait_for(lambda: not missing(), 60), sorted(missing())[:5]
-    assert not any(server.data_dir.joinpath("serve-spool", "ingesting").iterdir())
+    ingesting = server.data_dir / "serve-spool" / "ingesting"
+    assert wait_for(lambda: not any(ingesting.iterdir()), 30)  # deleted once the batch is in
     health = server.get("/healthz").json()
     assert health["ingest_error"] is None
 

@@ -68,7 +68,7 @@ class Service:
             except BadRequest:
                 self.rejected += 1
                 raise
-        self.spool.append(spool_lines(events), len(events))
+        self.spool.append(spool_lines(events, text), len(events))
         self.accepted += len(events)
         self.ingester.nudge()
         return len(events)
