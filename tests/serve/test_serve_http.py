@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -140,6 +141,7 @@ def test_bad_requests_get_a_json_reason_never_a_500(server: Server) -> None:
         answer = r.json()
         assert reason in answer["reason"], answer
         assert TOKEN not in r.text and "wrong" not in r.text
+    assert TOKEN not in server.log()
     r = requests.post(f"{server.url}/api/v1/lineage", data=b"x" * (17 * 2**20),
                       headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
     assert r.status_code == 413 and r.json()["reason"] == "body is over 16,777,216 bytes"
@@ -164,6 +166,18 @@ def test_a_non_loopback_bind_needs_a_token(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "host '0.0.0.0' is not a loopback address: set a token" in result.output
     assert not (tmp_path / "store").exists()  # refused before anything was opened
+
+
+def test_a_port_in_use_is_a_clear_error_that_opens_nothing(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store")}
+        result = CliRunner().invoke(cli, ["serve", "--port", str(port)], env=env)
+    assert result.exit_code == 2
+    assert f"error: cannot listen on 127.0.0.1:{port}: Address already in use" in result.output
+    assert not (tmp_path / "store").exists()
 
 
 def test_no_acknowledged_event_is_lost_to_kill_9(server: Server) -> None:

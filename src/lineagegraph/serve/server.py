@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
 
+from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.serve.app import Service, create_app
@@ -56,9 +58,24 @@ def running_service(settings: Settings) -> Iterator[Service]:
             spool.close()
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the store is opened: a port in use is a clear error
+    that changes nothing (uvicorn would report it only after start-up, as exit code 3)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
 def serve(settings: Settings) -> None:
     """Serve until stopped (SIGINT/SIGTERM: finish requests, ingest what is spooled, exit)."""
-    with running_service(settings) as service:
+    sock = listen(settings.serve.host, settings.serve.port)
+    with sock, running_service(settings) as service:
         config = uvicorn.Config(
             create_app(service),
             host=settings.serve.host,
@@ -68,4 +85,4 @@ def serve(settings: Settings) -> None:
             server_header=False,
             proxy_headers=False,
         )
-        uvicorn.Server(config).run()
+        uvicorn.Server(config).run(sockets=[sock])
