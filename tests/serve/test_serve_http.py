@@ -160,6 +160,21 @@ def test_bad_requests_get_a_json_reason_never_a_500(server: Server) -> None:
     assert set(spec["paths"]["/api/v1/lineage"]) == {"get", "post"}
 
 
+def test_open_reads_let_gets_through_and_writes_still_need_the_token(tmp_path: Path) -> None:
+    server = Server(tmp_path / "store", extra_env={"LINEAGEGRAPH_SERVE__OPEN_READS": "true"})
+    server.start()
+    try:
+        url = f"{server.url}/api/v1/lineage"
+        read = requests.get(url, params={"nodeId": "dataset:s3://b:x"}, timeout=10)
+        assert read.status_code == 404  # answered: no token asked for
+        write = requests.post(url, data=json.dumps(_json(1)), timeout=10,
+                              headers={"Content-Type": "application/json"})  # fmt: skip
+        assert write.status_code == 401
+    finally:
+        server.kill(signal.SIGTERM)
+    assert "lineagegraph serve: stopped" in server.log()
+
+
 def test_a_non_loopback_bind_needs_a_token(tmp_path: Path) -> None:
     env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store")}
     result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0"], env=env)

@@ -1,15 +1,12 @@
-"""The HTTP routes of `lineagegraph serve`, and the guard in front of them.
+"""The HTTP routes of `lineagegraph serve` (behind serve.guard).
 
-Safe by default: every error is JSON with a reason; bodies over the size limit are refused
-before they are read whole; with a token set, /api/v1 needs `Authorization: Bearer <token>`
-(compared in constant time, never echoed); POST needs a JSON content type, so a web page cannot
-send one as a "simple" cross-site request; no CORS headers are ever sent; and while bound to
-loopback, a Host header naming another machine (DNS rebinding) is refused.
+Every error is JSON with a reason (serve.guard.error), including the router's own 404 and 405
+and anything unexpected; POST needs a JSON content type, so a web page cannot send events as a
+"simple" cross-site request; no CORS headers are ever sent.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
 import threading
 from collections.abc import Awaitable, Callable
@@ -21,7 +18,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from lineagegraph import __version__, lineage, render
 from lineagegraph.errors import LineageGraphError, StoreError
@@ -29,20 +26,13 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction
 from lineagegraph.serve import marquez, questions
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
+from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.openapi import OPENAPI
 from lineagegraph.serve.spool import Ingester, Spool
-from lineagegraph.settings import Settings, is_loopback, redact, secret_values
+from lineagegraph.settings import Settings, redact, secret_values
 
 log = logging.getLogger(__name__)
-JSON_TYPES = ("application/json", "application/x-ndjson", "application/vnd.openlineage+json")
-
-
-def error(status: int, reason: str, **extra: Any) -> JSONResponse:
-    """Every error answer: {"error": <HTTP phrase>, "reason": <what and where>}."""
-    from http import HTTPStatus
-
-    body = {"error": HTTPStatus(status).phrase, "reason": reason, **extra}
-    return JSONResponse(body, status_code=status)
+JSON_TYPES = ("application/json", "application/vnd.openlineage+json")
 
 
 class Service:
@@ -69,7 +59,8 @@ class Service:
                 self.rejected += 1
                 raise
         self.spool.append(spool_lines(events, text), len(events))
-        self.accepted += len(events)
+        with self._check_lock:
+            self.accepted += len(events)
         self.ingester.nudge()
         return len(events)
 
@@ -240,54 +231,6 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     if not isinstance(exc, LineageGraphError):
         log.exception("unexpected error answering %s %s", request.method, request.url.path)
     return error(503 if isinstance(exc, LineageGraphError) else 500, reason)
-
-
-class Guard:
-    """Checks every request before a route sees it: Host, size and token."""
-
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
-        self.app = app
-        self.serve = settings.serve
-        self.loopback = is_loopback(settings.serve.host)
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        problem = self._problem(scope)
-        if problem is not None:
-            await problem(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-    def _problem(self, scope: Scope) -> Response | None:
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        host = _host_name(headers.get("host", ""))
-        if self.loopback and host and not is_loopback(host):
-            return error(421, f"Host {host[:80]!r} is not this server (it listens on loopback)")
-        length = headers.get("content-length", "0")
-        if not length.isdigit() or int(length) > self.serve.max_body_bytes:
-            return error(413, f"body is over {self.serve.max_body_bytes:,} bytes")
-        path: str = scope["path"]
-        token = self.serve.token
-        if token is None or not path.startswith("/api/"):
-            return None
-        if scope["method"] in ("GET", "HEAD") and self.serve.open_reads:
-            return None
-        scheme, _, given = headers.get("authorization", "").partition(" ")
-        expected = token.get_secret_value().encode()
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
-            response = error(401, "this server needs 'Authorization: Bearer <token>'")
-            response.headers["WWW-Authenticate"] = "Bearer"
-            return response
-        return None
-
-
-def _host_name(header: str) -> str:
-    """The host of a Host header, without the port: `[::1]:5000` is `::1`."""
-    if header.startswith("["):
-        return header[1:].partition("]")[0]
-    return header.rpartition(":")[0] if header.count(":") == 1 else header
 
 
 def create_app(service: Service) -> ASGIApp:
