@@ -4,6 +4,8 @@ what a killed process leaves behind, and an ingest that fails keeping its files.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -76,3 +78,28 @@ def test_a_failed_ingest_keeps_its_files_for_the_next_round(tmp_path: Path) -> N
     assert ingester.last_error is None and ingester.ingested == 1
     assert not os.listdir(spool.ingesting)
     spool.close()
+
+
+FULL_DISK = """
+import resource, sys
+from pathlib import Path
+from lineagegraph.errors import StoreError
+from lineagegraph.serve.spool import Spool
+spool = Spool(Path(sys.argv[1]))
+spool.append(b'{"a":1}\\n', 1)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # the file may grow to 4 KiB: "full"
+try:
+    spool.append(b'{"big":"' + b"x" * 10_000 + b'"}\\n', 1)
+except StoreError as exc:
+    print(exc)
+spool.append(b'{"a":2}\\n', 1)
+"""
+
+
+def test_a_write_that_fails_half_way_leaves_no_half_line(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    result = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path)], env=env,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "cannot write the spool" in result.stdout and "File too large" in result.stdout
+    assert lines_in(tmp_path / "incoming") == ['{"a":1}', '{"a":2}']

@@ -16,12 +16,15 @@ job's last (docs/graph-model.md). Concurrent requests share one fsync (group com
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from lineagegraph.errors import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -61,15 +64,24 @@ class Spool:
         fd = os.open(self._path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o600)
         _fsync_dir(self.incoming)
         self._lines = 0
+        self._size = 0
         return fd
 
     def append(self, lines: bytes, count: int) -> None:
         """Append `count` events (each one line ending in a newline) and wait until they are on
-        disk; one fsync covers every append made while the previous one ran."""
+        disk; one fsync covers every append made while the previous one ran. A failed write
+        (a full disk) is cut off again, so no half line is left for the next event to join."""
         with self._lock:
-            view = memoryview(lines)
-            while view:
-                view = view[os.write(self._fd, view) :]
+            size = self._size
+            try:
+                view = memoryview(lines)
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, size)
+                raise StoreError(f"cannot write the spool {self._path}: {exc.strerror}") from None
+            self._size = size + len(lines)
             self._written += 1
             mine = self._written
             self._lines += count
@@ -78,7 +90,10 @@ class Spool:
                 return
             with self._lock:
                 fd, target = self._fd, self._written
-            os.fsync(fd)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise StoreError(f"cannot sync the spool {self._path}: {exc.strerror}") from None
             self._synced = max(self._synced, target)
 
     def pending(self) -> int:
