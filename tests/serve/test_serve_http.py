@@ -18,6 +18,7 @@ from serve_fixtures import TOKEN, Server, client, run_event
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import open_store
+from lineagegraph.pipeline import harvest_lock, lock_file
 from lineagegraph.settings import GraphSettings
 
 
@@ -97,8 +98,9 @@ def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
     assert r.status_code == 201, r.text
     assert r.json() == {"accepted": 3}
     for i in range(3):
-        graph = wait_for(lambda i=i: lineage_or_empty(server, f"dataset:s3://b:out{i}")["graph"])
-        assert {n["id"] for n in graph} == {f"dataset:s3://b:in{i}", f"job:airflow:j{i}",
+        node = f"dataset:s3://b:out{i}"
+        answer = wait_for(lambda node=node: _with_nodes(lineage_or_empty(server, node), 3))
+        assert {n["id"] for n in answer["graph"]} == {f"dataset:s3://b:in{i}", f"job:airflow:j{i}",
                                             f"dataset:s3://b:out{i}"}  # fmt: skip
     broken = [_json(7), {"eventType": "COMPLETE"}]
     r = server.post(json.dumps(broken))
@@ -274,3 +276,14 @@ def test_listings_search_and_the_cli_questions_over_http(server: Server) -> None
     assert server.get("/api/v1/upstream", name="s3://raw/sales", depth=0).status_code == 400
     assert server.get("/api/v1/search").json()["reason"] == "the q query parameter is required"
     assert server.get("/api/v1/search", q="x", filter="RUN").status_code == 400
+
+
+def test_ingestion_runs_beside_a_cli_harvest(server: Server) -> None:
+    # The CLI's harvests hold the store's harvest lock; the server ingests without it (as the
+    # Spark listener does), so neither waits for nor fails on the other.
+    with harvest_lock(lock_file(str(server.data_dir))):
+        client(server).emit(run_event("beside", [("s3://b", "in")], [("s3://b", "out")]))
+        answer = wait_for(lambda: _with_nodes(lineage_or_empty(server, "dataset:s3://b:out"), 3))
+    assert {n["id"] for n in answer["graph"]} == {"dataset:s3://b:in", "job:airflow:beside",
+                                        "dataset:s3://b:out"}  # fmt: skip
+    assert server.get("/healthz").json()["ingest_error"] is None

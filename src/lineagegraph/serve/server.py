@@ -39,7 +39,9 @@ def running_service(settings: Settings) -> Iterator[Service]:
         spool = Spool(spool_root(settings))
 
         def ingest(directory: Path) -> int:
-            _, report = harvest_openlineage(writes, directory, rules, full=True)
+            # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
+            # fail because a batch happens to be running (writes are idempotent MERGEs).
+            _, report = harvest_openlineage(writes, directory, rules, full=True, exclusive=False)
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
             return report.events
