@@ -64,11 +64,6 @@ class Service:
         self.ingester.nudge()
         return len(events)
 
-    def lineage(self, node_text: str, depth: int) -> dict[str, Any]:
-        with self._read_lock:
-            start = marquez.resolve(self.reads, node_text, self.rules)
-            return marquez.lineage_graph(self.reads, start, depth, self.rules)
-
     def read(self, question: Callable[..., Any], *args: Any) -> Any:
         """Answer `question(store, *args)` with the read store, one request at a time."""
         with self._read_lock:
@@ -99,7 +94,7 @@ async def get_lineage(request: Request) -> Response:
     try:
         node = _text(request, "nodeId")
         depth = _int(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
-        graph = await run_in_threadpool(service.lineage, node, depth)
+        graph = await run_in_threadpool(service.read, marquez.lineage, node, depth, service.rules)
     except (BadRequest, marquez.BadNodeId) as exc:
         return error(400, str(exc))
     except marquez.NodeNotFound as exc:

@@ -93,6 +93,11 @@ def resolve(store: GraphStore, text: str, rules: FoldRules) -> Node:
     raise NodeNotFound(f"no {kind} {rest!r} in the graph", suggest(store, candidates[0][0]))
 
 
+def lineage(store: GraphStore, text: str, depth: int, rules: FoldRules) -> dict[str, Any]:
+    """The answer to `GET /api/v1/lineage?nodeId=TEXT&depth=DEPTH`."""
+    return lineage_graph(store, resolve(store, text, rules), depth, rules)
+
+
 def lineage_graph(
     store: GraphStore, start: Node, depth: int, rules: FoldRules, *, include_deleted: bool = False
 ) -> dict[str, Any]:
