@@ -876,3 +876,64 @@ def test_dbt_transformation_urn() -> None:
     assert system_of(urn) == "dbt" and name_of(urn) == "model.shop.fct_sales"
     with pytest.raises(IdentityError):
         identity.dbt_transformation_urn("", "model.shop.x")
+
+
+# --- OpenLineage names back from urns (the HTTP API answers in them) ------------------------
+
+
+@given(referenced_paths(), rules_choice)
+def test_openlineage_name_inverts_dataset_urns(path: str, rules: FoldRules) -> None:
+    urn = dataset_urn(path, rules)
+    namespace, name = identity.openlineage_name(urn)
+    assert identity.openlineage_urn(namespace, name, rules) == urn
+    assert identity.openlineage_urns(namespace, name, rules)[0] == urn
+
+
+@given(st.text(min_size=1), st.text(min_size=1), st.text(min_size=1))
+def test_openlineage_name_inverts_snowflake_urns(database: str, schema: str, name: str) -> None:
+    urn = snowflake_urn_from_parts("Org-Acct", database, schema, name)
+    namespace, ol_name = identity.openlineage_name(urn)
+    assert namespace == "snowflake://org-acct"
+    assert identity.openlineage_urn(namespace, ol_name) == urn
+
+
+@given(st.text(min_size=1).filter(lambda t: "/" not in t and ":" not in t),
+       st.text(min_size=1).filter(lambda t: t.lstrip("/") != ""))  # fmt: skip
+def test_openlineage_name_inverts_other_platforms(host: str, name: str) -> None:
+    urn = identity.openlineage_urn(f"postgres://{host}", name)
+    namespace, ol_name = identity.openlineage_name(urn)
+    assert urn in identity.openlineage_urns(namespace, ol_name)
+
+
+@pytest.mark.parametrize(
+    "urn",
+    [
+        "s3://b/raw/dt=2024-01-01/part 1.csv ",  # a listed object: kept exactly, never folded
+        "s3://b/a//b#c",
+        "snowflake://acct/@DB.S.LANDING",  # a stage: no event names it this way
+        "spark://catalog/db.t\u2028x",
+        "file:///tmp/ é/\x01",
+    ],
+)
+def test_every_urn_is_found_again_from_its_openlineage_name(urn: str) -> None:
+    assert urn in identity.openlineage_urns(*identity.openlineage_name(urn))
+
+
+@given(st.text(min_size=1), st.text(min_size=1))
+def test_openlineage_jobs_round_trip_with_their_stored_name(namespace: str, name: str) -> None:
+    urn = identity.openlineage_job_urn(namespace, name)
+    assert identity.openlineage_job_name(urn, name) == (namespace, name)
+    assert urn in identity.openlineage_job_urns(namespace, name)
+
+
+@pytest.mark.parametrize(
+    ("urn", "name"),
+    [
+        ("snowflake://acct/query/abc123", "abc123"),
+        ("spark://my app/s3://b/out", "out"),
+    ],
+)
+def test_other_transformations_are_jobs_under_their_authority(urn: str, name: str) -> None:
+    namespace, job = identity.openlineage_job_name(urn, name)
+    assert "://" in namespace
+    assert urn in identity.openlineage_job_urns(namespace, job)

@@ -13,6 +13,7 @@ Two kinds of S3/local identity exist on purpose:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -484,6 +485,78 @@ def openlineage_check_urn(target_urn: str, name: str) -> str:
     """
     _require(target_urn=target_urn, assertion_name=name)
     return f"{target_urn}::{name}"
+
+
+def openlineage_name(urn: str) -> tuple[str, str]:
+    """The OpenLineage (namespace, name) of a dataset urn: the inverse of `openlineage_urn`
+    on every urn it builds, so an API can answer in the names its callers sent.
+
+    >>> openlineage_name("s3://b/sales"), openlineage_name("file:///tmp/out")
+    (('s3://b', 'sales'), ('file', '/tmp/out'))
+    >>> openlineage_name('snowflake://acct/DB.S."My.Tab"')
+    ('snowflake://acct', 'DB.S."My.Tab"')
+    >>> openlineage_name("s3://b")
+    ('s3://b', '/')
+    """
+    system = system_of(urn)
+    if system == "file":
+        return "file", urn[len("file://") :]
+    scheme, _, rest = urn.partition("://")
+    authority, _, path = rest.partition("/")
+    return f"{scheme}://{authority}", path or "/"
+
+
+def openlineage_urns(namespace: str, name: str, rules: FoldRules = NO_FOLD_RULES) -> list[str]:
+    """The urns an OpenLineage (namespace, name) may name, most likely first: the one
+    `openlineage_urn` builds, then the plain join of the two, which `openlineage_name` gives
+    for urns no event builds (an S3 object under a Hive segment, a Snowflake stage).
+
+    >>> openlineage_urns("snowflake://acct", "@DB.S.LANDING")
+    ['snowflake://acct/"@DB".S.LANDING', 'snowflake://acct/@DB.S.LANDING']
+    """
+    urns = []
+    with contextlib.suppress(IdentityError):
+        urns.append(openlineage_urn(namespace, name, rules))
+    if namespace != "file" and "://" in namespace:
+        plain = namespace.rstrip("/") + "/" + name.lstrip("/")
+        if name.lstrip("/") and plain not in urns:
+            urns.append(plain)
+    return urns
+
+
+def openlineage_job_name(urn: str, name: str) -> tuple[str, str]:
+    """The OpenLineage job (namespace, name) of a transformation urn whose node `name` is
+    known: an OpenLineage job's namespace may itself hold '/', so only its stored name splits
+    ``openlineage://{namespace}/{name}`` exactly. Other transformations (a Snowflake query, a
+    Spark action) are split after the urn's authority.
+
+    >>> openlineage_job_name("openlineage://airflow/dag.task", "dag.task")
+    ('airflow', 'dag.task')
+    >>> openlineage_job_name("snowflake://acct/query/ab12", "ab12")
+    ('snowflake://acct', 'query/ab12')
+    """
+    prefix = "openlineage://"
+    if urn.startswith(prefix) and name and urn.endswith("/" + name):
+        namespace = urn[len(prefix) : -len(name) - 1]
+        if namespace:
+            return namespace, name
+    return openlineage_name(urn)
+
+
+def openlineage_job_urns(namespace: str, name: str) -> list[str]:
+    """The transformation urns an OpenLineage job (namespace, name) may name: the one
+    `openlineage_job_urn` builds, then (a namespace with a scheme) the plain join, which
+    `openlineage_job_name` gives for Snowflake and Spark transformations.
+
+    >>> openlineage_job_urns("snowflake://acct", "query/ab12")
+    ['openlineage://snowflake://acct/query/ab12', 'snowflake://acct/query/ab12']
+    """
+    urns = []
+    with contextlib.suppress(IdentityError):
+        urns.append(openlineage_job_urn(namespace, name))
+    if "://" in namespace and name:
+        urns.append(namespace.rstrip("/") + "/" + name)
+    return urns
 
 
 def column_urn(asset_urn: str, column: str) -> str:

@@ -8,6 +8,7 @@ Nested keys use `__` in environment variables: `LINEAGEGRAPH_GRAPH__URI=bolt://.
 from __future__ import annotations
 
 import difflib
+import ipaddress
 import logging
 import os
 import re
@@ -379,6 +380,52 @@ class DbtSettings(Section):
         return None if value == "" else value
 
 
+class ServeSettings(Section):
+    """`lineagegraph serve`: the HTTP API (OpenLineage in, Marquez-compatible lineage out)."""
+
+    host: str = Field(
+        "127.0.0.1",
+        description="Address to listen on. Anything but a loopback address needs a token.",
+    )
+    port: int = Field(5000, ge=0, le=65_535, description="TCP port (Marquez's, 5000, by default).")
+    token: SecretStr | None = Field(
+        None,
+        description="API key clients send as 'Authorization: Bearer <token>' (never printed). "
+        "When set, every /api/v1 request needs it, unless open_reads.",
+    )
+    open_reads: bool = Field(
+        False, description="Let GET requests through without the token (writes always need it)."
+    )
+    max_body_bytes: int = Field(
+        16 * 2**20, ge=1024, le=2**30,
+        description="Largest request body accepted, compressed and uncompressed alike.",
+    )  # fmt: skip
+    batch_events: int = Field(
+        20_000, ge=1, le=1_000_000,
+        description="Spooled events ingested into the graph in one batch at most.",
+    )  # fmt: skip
+    ingest_seconds: float = Field(
+        0.5, gt=0, le=3600, description="How often spooled events are ingested into the graph."
+    )
+
+    def check(self) -> None:
+        if not is_loopback(self.host) and self.token is None:
+            raise ValueError(
+                f"host {self.host!r} is not a loopback address: set a token "
+                "(--token or LINEAGEGRAPH_SERVE__TOKEN) before serving beyond this machine"
+            )
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and 'localhost'; anything else (0.0.0.0, a name) may reach others."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class Settings(BaseSettings):
     """All of lineagegraph's settings; each source adds its own section."""
 
@@ -401,6 +448,7 @@ class Settings(BaseSettings):
         description="Settings of the sources that plug-in packages add, one [sources.NAME] "
         "table each (LINEAGEGRAPH_SOURCES__NAME__KEY); each source checks its own.",
     )
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -15,6 +15,7 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     quality,  # check
     reports,  # orphans, cost-report
     s3,  # harvest s3, harvest s3-inventory
+    serve,  # serve
     snowflake,  # harvest snowflake
     spark,  # harvest spark, harvest openlineage
 )

@@ -454,15 +454,17 @@ def harvest_openlineage(
     *,
     full: bool = False,
     on_file: Callable[[OpenLineageReport], None] | None = None,
+    exclusive: bool = True,
 ) -> tuple[HarvestRun, OpenLineageReport]:
     """Ingest every event under `path`. Files older than the last successful harvest of the
-    same path are skipped unless `full`; the watermark is the newest file's mtime."""
+    same path are skipped unless `full`; the watermark is the newest file's mtime. `exclusive`
+    as in `harvest_run`: `lineagegraph serve` ingests beside the CLI's harvests, not between."""
     scope = str(path.resolve())
     since = None if full else last_watermark(store, SYSTEM, scope)
     files = event_files(path, since)
     report = OpenLineageReport()
     mapper = EventMapper(rules, report.problems)
-    with harvest_run(store, SYSTEM, scope) as (run, writer):
+    with harvest_run(store, SYSTEM, scope, exclusive=exclusive) as (run, writer):
         window = RunReducer()  # written whole every WINDOW_EVENTS: memory stays bounded
         newest = since or 0
         for file in files:

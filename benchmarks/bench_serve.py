@@ -1,0 +1,208 @@
+"""Sustained OpenLineage ingest over HTTP into `lineagegraph serve`, against `harvest openlineage`
+of the same events from a file, in this run.
+
+The events are bench_openlineage's (200 jobs over layered datasets, column lineage, symlinks).
+A `lineagegraph serve` subprocess runs on a free port with a token; several threads, each with
+openlineage-python's own HttpTransport (api key, one event per request, as integrations send
+them), post every event. Two figures:
+
+1. acknowledged: events/s answered 201 (each is fsynced to the spool before its answer);
+2. into the graph: events/s until the server has ingested every event (its /healthz count),
+   the figure the goal is about.
+
+The baseline is `harvest openlineage` of the same events from a JSON lines file into a fresh
+embedded graph; the ratio is into-the-graph over the baseline. Load average is printed beside
+each figure: this machine is shared, and client, server and store all run on its 2 cores.
+
+The goal: at least 2,000 events/s into the graph.
+
+    python benchmarks/bench_serve.py                # 10,000 events, 4 clients
+    python benchmarks/bench_serve.py --events 20000 --clients 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import requests
+from bench_openlineage import events
+from small import parse_args, server_pid
+
+from lineagegraph.graph.store import open_store
+from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.settings import GraphSettings
+
+GOAL = 2000
+TOKEN = "bench-token"
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+    path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "LINEAGEGRAPH_GRAPH__DATA_DIR": str(data_dir), "PYTHONPATH": path,
+           "LINEAGEGRAPH_SERVE__PORT": str(port), "LINEAGEGRAPH_SERVE__TOKEN": TOKEN}  # fmt: skip
+    process = subprocess.Popen([sys.executable, "-m", "lineagegraph.cli", "serve"], env=env,
+                               stderr=subprocess.DEVNULL, cwd=data_dir.parent)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            requests.get(f"http://127.0.0.1:{port}/healthz", timeout=1).raise_for_status()
+            return process
+        except requests.RequestException:
+            if process.poll() is not None:
+                raise SystemExit(f"serve exited {process.returncode}") from None
+            time.sleep(0.1)
+    raise SystemExit("serve did not answer within 60 s")
+
+
+def post_all(port: int, batch: list[dict[str, Any]], clients: int) -> None:
+    """Every event through openlineage-python's HttpTransport, `clients` threads at once."""
+    from openlineage.client.transport.http import HttpConfig, HttpTransport
+
+    config = HttpConfig.from_dict({"url": f"http://127.0.0.1:{port}",
+                                   "auth": {"type": "api_key", "apiKey": TOKEN}})  # fmt: skip
+    failures: list[BaseException] = []
+
+    def send(part: list[dict[str, Any]]) -> None:
+        transport = HttpTransport(config)
+        try:
+            for event in part:
+                transport.emit(event)  # type: ignore[arg-type]  (a dict serialises the same)
+        except BaseException as exc:
+            failures.append(exc)
+
+    threads = [threading.Thread(target=send, args=(batch[i::clients],)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise SystemExit(f"{len(failures)} clients failed; first: {failures[0]!r}")
+
+
+def post_batches(port: int, batch: list[dict[str, Any]], clients: int, size: int) -> None:
+    """The batch form (a JSON array per request), which the client library has no call for."""
+    url = f"http://127.0.0.1:{port}/api/v1/lineage"
+    headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+    bodies = [json.dumps(batch[i : i + size]) for i in range(0, len(batch), size)]
+
+    def send(part: list[str]) -> None:
+        with requests.Session() as session:
+            for body in part:
+                session.post(url, data=body, headers=headers, timeout=60).raise_for_status()
+
+    threads = [threading.Thread(target=send, args=(bodies[i::clients],)) for i in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def ingested(port: int) -> int:
+    """Events the server has read into the graph so far."""
+    health = requests.get(f"http://127.0.0.1:{port}/healthz", timeout=30).json()
+    return int(health["events_ingested"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=4)
+    args = parse_args(parser, events=300, clients=2)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-", ignore_cleanup_errors=True) as tmp:
+        run_benchmark(args.events, args.clients, Path(tmp))
+
+
+def run_benchmark(n: int, clients: int, root: Path) -> None:
+    batch = list(events(n))
+    path = root / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in batch))
+
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    with open_store(GraphSettings(data_dir=root / "file")) as store:
+        _, report = harvest_openlineage(store, path)
+    file_s = time.perf_counter() - start
+    assert report.complete == n and not report.problems, report.problems[:3]
+    file_load = os.getloadavg()[0]
+
+    acked_s, graph_s, loads, cpu = served(
+        root / "served", n, lambda port: post_all(port, batch, clients)
+    )
+    _, batch_s, batch_loads, batch_cpu = served(
+        root / "batches", n, lambda port: post_batches(port, batch, clients, 100)
+    )
+
+    file_rate, acked_rate, graph_rate = n / file_s, n / acked_s, n / graph_s
+    print(f"events: {n:,} ({path.stat().st_size / 2**20:.1f} MiB as JSON lines, 200 jobs); "
+          f"{clients} clients, one event per request")  # fmt: skip
+    print(f"harvest openlineage from a file: {file_rate:,.0f} events/s ({file_s:.2f} s); "
+          f"load {load:.1f} -> {file_load:.1f}")  # fmt: skip
+    print(f"serve, acknowledged (fsynced): {acked_rate:,.0f} events/s ({acked_s:.2f} s)")
+    print(
+        f"serve, into the graph: {graph_rate:,.0f} events/s ({graph_s:.2f} s); "
+        f"CPU per 1,000 events: {cpu_line(cpu, n)}; load {loads[0]:.1f} -> {loads[1]:.1f}"
+    )
+    print(f"serve, batch form (100 events per request): {n / batch_s:,.0f} events/s into the "
+          f"graph; CPU per 1,000 events: {cpu_line(batch_cpu, n)}; "
+          f"load {batch_loads[0]:.1f} -> {batch_loads[1]:.1f}")  # fmt: skip
+    verdict = "met" if graph_rate >= GOAL else "NOT met"
+    print(f"ratio: serve {graph_rate / file_rate:.2f}x harvest from a file; "
+          f"goal {GOAL:,} events/s into the graph: {verdict}")  # fmt: skip
+
+
+def served(
+    data_dir: Path, n: int, post: Callable[[int], None]
+) -> tuple[float, float, tuple[float, float], tuple[float, float, float]]:
+    """Seconds until every event is acknowledged and until all are in the graph, the load
+    before and after, and CPU seconds of the clients, the server and the embedded store."""
+    port = free_port()
+    process = start_server(data_dir, port)
+    try:
+        store_pid = server_pid(data_dir)
+        load = os.getloadavg()[0]
+        before = (time.process_time(), cpu_seconds(process.pid), cpu_seconds(store_pid))
+        start = time.perf_counter()
+        post(port)
+        acked_s = time.perf_counter() - start
+        while ingested(port) < n:
+            time.sleep(0.05)
+        graph_s = time.perf_counter() - start
+        after = (time.process_time(), cpu_seconds(process.pid), cpu_seconds(store_pid))
+        loads = (load, os.getloadavg()[0])
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+    cpu = (after[0] - before[0], after[1] - before[1], after[2] - before[2])
+    return acked_s, graph_s, loads, cpu
+
+
+def cpu_line(cpu: tuple[float, float, float], n: int) -> str:
+    client, server, store = (1000 * c / n for c in cpu)
+    return f"clients {client:.2f} s + serve {server:.2f} s + store {store:.2f} s"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""The HTTP routes of `lineagegraph serve` (behind serve.guard).
+
+Every error is JSON with a reason (serve.guard.error), including the router's own 404 and 405
+and anything unexpected; POST needs a JSON content type, so a web page cannot send events as a
+"simple" cross-site request; no CORS headers are ever sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp
+
+from lineagegraph import __version__, lineage, render
+from lineagegraph.errors import LineageGraphError, StoreError
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.lineage import Direction
+from lineagegraph.serve import marquez, questions
+from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
+from lineagegraph.serve.guard import Guard, error
+from lineagegraph.serve.openapi import OPENAPI
+from lineagegraph.serve.spool import Ingester, Spool
+from lineagegraph.settings import Settings, redact, secret_values
+
+log = logging.getLogger(__name__)
+JSON_TYPES = ("application/json", "application/vnd.openlineage+json")
+
+
+class Service:
+    """What the routes share: settings, the spool, the ingester and a store for reads."""
+
+    def __init__(self, settings: Settings, reads: GraphStore, spool: Spool, ingester: Ingester):
+        self.settings = settings
+        self.rules = settings.identity.rules()
+        self.reads = reads
+        self.spool = spool
+        self.ingester = ingester
+        self.checker = EventChecker(self.rules)
+        self._check_lock = threading.Lock()  # the checker's mapper caches are not thread-safe
+        self._read_lock = threading.Lock()  # one store client, one request at a time
+        self.accepted = 0
+        self.rejected = 0
+
+    def accept(self, text: str) -> int:
+        """Check, spool (on disk before this returns) and count the events of a body."""
+        with self._check_lock:
+            try:
+                events = self.checker.events(text)
+            except BadRequest:
+                self.rejected += 1
+                raise
+        self.spool.append(spool_lines(events, text), len(events))
+        with self._check_lock:
+            self.accepted += len(events)
+        self.ingester.nudge()
+        return len(events)
+
+    def read(self, question: Callable[..., Any], *args: Any) -> Any:
+        """Answer `question(store, *args)` with the read store, one request at a time."""
+        with self._read_lock:
+            return question(self.reads, *args)
+
+
+async def post_lineage(request: Request) -> Response:
+    service: Service = request.app.state.service
+    kind = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if kind not in JSON_TYPES:
+        return error(415, f"Content-Type must be application/json (got {kind or 'none'!r})")
+    limit = service.settings.serve.max_body_bytes
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            return error(413, f"body is over {limit:,} bytes")
+    try:
+        text = decode_body(bytes(body), request.headers.get("content-encoding"), limit)
+        count = await run_in_threadpool(service.accept, text)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return JSONResponse({"accepted": count}, status_code=201)
+
+
+async def get_lineage(request: Request) -> Response:
+    service: Service = request.app.state.service
+    try:
+        node = _text(request, "nodeId")
+        depth = _int(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
+        graph = await run_in_threadpool(service.read, marquez.lineage, node, depth, service.rules)
+    except (BadRequest, marquez.BadNodeId) as exc:
+        return error(400, str(exc))
+    except marquez.NodeNotFound as exc:
+        return error(404, str(exc), suggestions=exc.suggestions)
+    return JSONResponse(graph)
+
+
+def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be an integer from {low} to {high} (got {raw[:40]!r})")
+    return value
+
+
+def _text(request: Request, name: str) -> str:
+    value = request.query_params.get(name)
+    if not value:
+        raise BadRequest(f"the {name} query parameter is required")
+    return value
+
+
+async def _answer(request: Request, question: Callable[..., Any], *args: Any) -> Response:
+    """Run a read in a worker thread; the library's errors become JSON answers."""
+    service: Service = request.app.state.service
+    try:
+        value = await run_in_threadpool(service.read, question, *args)
+    except lineage.AssetNotFound as exc:
+        return error(404, str(exc).partition("; did you mean")[0], suggestions=exc.suggestions)
+    except lineage.AssetDeleted as exc:
+        return error(410, str(exc))
+    except StoreError:
+        raise
+    except LineageGraphError as exc:
+        return error(400, str(exc))
+    return Response(render.to_json(value), media_type="application/json")
+
+
+async def get_namespaces(request: Request) -> Response:
+    return await _answer(request, marquez.namespaces)
+
+
+async def get_search(request: Request) -> Response:
+    kind = request.query_params.get("filter")
+    if kind not in (None, "DATASET", "JOB"):
+        return error(400, f"filter must be DATASET or JOB (got {kind[:40]!r})")
+    try:
+        text = _text(request, "q")
+        limit = _int(request, "limit", marquez.SEARCH_LIMIT, 1, marquez.MAX_SEARCH_LIMIT)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _answer(request, marquez.search, text, kind, limit)
+
+
+def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]:
+    async def route(request: Request) -> Response:
+        settings = request.app.state.service.settings
+        try:
+            name = _text(request, "name")
+            depth = _int(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
+        except BadRequest as exc:
+            return error(exc.status, str(exc))
+        return await _answer(request, questions.traversal, settings, name, direction, depth,
+                             _deleted(request))  # fmt: skip
+
+    return route
+
+
+def _deleted(request: Request) -> bool:
+    return request.query_params.get("include_deleted", "").lower() in ("1", "true", "yes")
+
+
+async def get_impact(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    try:
+        name = _text(request, "name")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _answer(request, questions.impact, settings, name, _deleted(request))
+
+
+async def get_path(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    try:
+        source, target = _text(request, "from"), _text(request, "to")
+        depth = _int(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _answer(request, questions.path, settings, source, target, depth,
+                         _deleted(request))  # fmt: skip
+
+
+async def healthz(request: Request) -> Response:
+    service: Service = request.app.state.service
+    ingest_error = service.ingester.last_error
+    body = {
+        "status": "degraded" if ingest_error else "ok",
+        "version": __version__,
+        "events_accepted": service.accepted,
+        "events_rejected": service.rejected,
+        "events_waiting": service.spool.pending(),
+        "events_ingested": service.ingester.ingested,
+        "ingest_batches": service.ingester.batches,
+        "ingest_error": redact(ingest_error, secret_values(service.settings))
+        if ingest_error
+        else None,
+    }
+    return JSONResponse(body)
+
+
+async def openapi(request: Request) -> Response:
+    return JSONResponse(OPENAPI)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    response = error(exc.status_code, exc.detail or "")
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    secrets = secret_values(request.app.state.service.settings)
+    reason = redact(f"{type(exc).__name__}: {exc}", secrets)
+    if not isinstance(exc, LineageGraphError):
+        log.exception("unexpected error answering %s %s", request.method, request.url.path)
+    return error(503 if isinstance(exc, LineageGraphError) else 500, reason)
+
+
+def create_app(service: Service) -> ASGIApp:
+    """The ASGI application; `service` is started and stopped by its owner (server.py)."""
+    routes = [
+        Route("/api/v1/lineage", post_lineage, methods=["POST"]),
+        Route("/api/v1/lineage", get_lineage, methods=["GET"]),
+        Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
+        Route("/api/v1/search", get_search, methods=["GET"]),
+        Route("/api/v1/upstream", _traversal("upstream"), methods=["GET"]),
+        Route("/api/v1/downstream", _traversal("downstream"), methods=["GET"]),
+        Route("/api/v1/impact", get_impact, methods=["GET"]),
+        Route("/api/v1/path", get_path, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/openapi.json", openapi, methods=["GET"]),
+    ]
+    handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
+        HTTPException: _http_error,
+        Exception: _unexpected,
+    }
+    app = Starlette(routes=routes, exception_handlers=handlers)
+    app.state.service = service
+    return Guard(app, service.settings)

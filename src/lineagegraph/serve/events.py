@@ -1,0 +1,125 @@
+"""Request bodies of POST /api/v1/lineage: checked here, so a malformed event is refused (400,
+with the reason) before anything is spooled, and everything spooled can be ingested.
+
+A body is one OpenLineage event (a RunEvent, DatasetEvent or JobEvent, as the openlineage-python
+HttpTransport sends it) or a JSON array of them (the batch form), optionally gzip-compressed.
+A batch is taken whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from typing import Any
+
+from lineagegraph import identity
+from lineagegraph.harvest.openlineage import (
+    EVENT_TYPES,
+    EventError,
+    EventMapper,
+    Located,
+    event_time_ms,
+)
+from lineagegraph.identity import FoldRules
+from lineagegraph.jsonlines import BadText, parse_json
+
+
+class BadRequest(ValueError):
+    """A body or event that cannot be accepted; the message is the reason given back."""
+
+    def __init__(self, reason: str, status: int = 400) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+def decode_body(body: bytes, encoding: str | None, limit: int) -> str:
+    """The request's text: gunzipped when sent with Content-Encoding gzip, never more than
+    `limit` bytes once decompressed (a small bomb cannot fill the memory)."""
+    encoding = (encoding or "identity").strip().lower()
+    if encoding == "gzip":
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            body = inflater.decompress(body, limit + 1)
+        except zlib.error as exc:
+            raise BadRequest(f"body is not valid gzip: {exc}") from None
+        if len(body) > limit or inflater.unconsumed_tail:
+            raise BadRequest(f"body is over {limit:,} bytes once decompressed", 413)
+        if not inflater.eof:
+            raise BadRequest("body is not valid gzip: the stream is cut short")
+    elif encoding != "identity":
+        raise BadRequest(f"Content-Encoding {encoding!r} is not supported (use gzip)", 415)
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(f"body is not UTF-8: byte {exc.start}") from None
+
+
+class EventChecker:
+    """Checks events with the harvester's own mapper, so that what it accepts is exactly what
+    `harvest openlineage` ingests without a problem."""
+
+    def __init__(self, rules: FoldRules) -> None:
+        self._mapper = EventMapper(rules, [])
+
+    def events(self, text: str) -> list[dict[str, Any]]:
+        """The events of a body; BadRequest names the first one at fault (`[index]` in a batch)."""
+        try:
+            document = parse_json(text)
+        except BadText as exc:
+            raise BadRequest(f"body is not JSON: {exc}") from None
+        batch = isinstance(document, list)
+        events = document if batch else [document]
+        if batch and not events:
+            raise BadRequest("the batch is an empty array")
+        for index, event in enumerate(events):
+            where = f"event [{index}]" if batch else "event"
+            try:
+                self.check(event)
+            except (EventError, identity.IdentityError) as exc:
+                raise BadRequest(f"{where}: {exc}") from None
+        return events
+
+    def check(self, event: Any) -> None:
+        if not isinstance(event, dict):
+            raise EventError("is not a JSON object")
+        kind = event.get("eventType")
+        if kind is None and ("job" in event or "dataset" in event):
+            _require_name(
+                event.get("job", event.get("dataset")), "job" if "job" in event else "dataset"
+            )
+            event_time_ms(_text(event, "eventTime"))
+            return  # a JobEvent or DatasetEvent: accepted, no lineage (nothing ran)
+        if not isinstance(kind, str) or kind not in EVENT_TYPES:
+            raise EventError(
+                f"eventType {kind!r:.60} is not one of {', '.join(sorted(EVENT_TYPES))}"
+            )
+        if kind != "COMPLETE":
+            event_time_ms(_text(event, "eventTime"))
+            _text(event.get("run"), "runId", "run")
+            _require_name(event.get("job"), "job")
+            return
+        # The harvester's mapping, which also refuses a dataset whose urn has no scheme (no
+        # system for its node); a broken facet is dropped and reported at ingestion instead.
+        self._mapper.pieces(Located("event", event))
+        self._mapper.problems.clear()
+
+
+def _text(mapping: Any, key: str, where: str = "the event") -> str:
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    if not isinstance(value, str) or not value:
+        raise EventError(f"{where} has no {key!r} (str)")
+    return value
+
+
+def _require_name(value: Any, where: str) -> None:
+    _text(value, "namespace", where)
+    _text(value, "name", where)
+
+
+def spool_lines(events: list[dict[str, Any]], text: str) -> bytes:
+    """The events as JSON lines. A single event already on one line is kept as sent (encoding
+    it again costs a third of the checking); others are written with ASCII escapes, which keep
+    every name exact and each event on one line whatever characters it holds."""
+    if len(events) == 1 and "\n" not in text and "\r" not in text:
+        return text.strip().encode("utf-8") + b"\n"
+    return "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events).encode("ascii")

@@ -1,0 +1,73 @@
+"""The checks in front of every route of `lineagegraph serve`, and the shape of every error.
+
+Safe by default: bodies over the size limit are refused before they are read; with a token set,
+/api/v1 needs `Authorization: Bearer <token>` (compared in constant time, never echoed); and
+while bound to loopback, a Host header naming another machine (DNS rebinding) is refused.
+"""
+
+from __future__ import annotations
+
+import hmac
+from http import HTTPStatus
+from typing import Any
+
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from lineagegraph.settings import Settings, is_loopback
+
+
+def error(status: int, reason: str, **extra: Any) -> JSONResponse:
+    """Every error answer: {"error": <HTTP phrase>, "reason": <what and where>}."""
+    body = {"error": HTTPStatus(status).phrase, "reason": reason, **extra}
+    return JSONResponse(body, status_code=status)
+
+
+class Guard:
+    """Checks every request before a route sees it: Host, size and token."""
+
+    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+        self.app = app
+        self.serve = settings.serve
+        self.loopback = is_loopback(settings.serve.host)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        problem = self._problem(scope)
+        if problem is not None:
+            await problem(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+    def _problem(self, scope: Scope) -> Response | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host = _host_name(headers.get("host", ""))
+        if self.loopback and host and not is_loopback(host):
+            return error(421, f"Host {host[:80]!r} is not this server (it listens on loopback)")
+        length = headers.get("content-length", "0")
+        if not length.isdigit():
+            return error(400, f"Content-Length {length[:40]!r} is not a number")
+        if int(length) > self.serve.max_body_bytes:
+            return error(413, f"body is over {self.serve.max_body_bytes:,} bytes")
+        path: str = scope["path"]
+        token = self.serve.token
+        if token is None or not path.startswith("/api/"):
+            return None
+        if scope["method"] in ("GET", "HEAD") and self.serve.open_reads:
+            return None
+        scheme, _, given = headers.get("authorization", "").partition(" ")
+        expected = token.get_secret_value().encode()
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+            response = error(401, "this server needs 'Authorization: Bearer <token>'")
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
+        return None
+
+
+def _host_name(header: str) -> str:
+    """The host of a Host header, without the port: `[::1]:5000` is `::1`."""
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    return header.rpartition(":")[0] if header.count(":") == 1 else header

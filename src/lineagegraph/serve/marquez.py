@@ -1,0 +1,298 @@
+"""Marquez-compatible lineage: `GET /api/v1/lineage?nodeId=...&depth=N` answered from the graph.
+
+Marquez's lineage graph has two kinds of node, datasets and jobs, with an edge from a dataset to
+each job that reads it and from a job to each dataset it writes; node ids are
+`dataset:{namespace}:{name}` and `job:{namespace}:{name}` in OpenLineage names. Here a dataset
+is an :Asset, a job a :Transformation, and the edges its READS_FROM and WRITES_TO; names map to
+urns and back through lineagegraph.identity. Like Marquez, the answer is everything connected to
+the start within `depth` job levels, both ways.
+
+Asset-to-asset lineage recorded without a transformation (a view's dependencies) has no job to
+show, so it is not in this answer; lineagegraph's own upstream/downstream commands show it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from lineagegraph import identity
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.identity import FoldRules
+from lineagegraph.lineage import suggest
+
+NodeType = Literal["DATASET", "JOB"]
+DEFAULT_DEPTH = 20
+MAX_DEPTH = 100
+MAX_SPLITS = 64  # colons tried when a node id's namespace and name are ambiguous
+# Marquez's own reading of an id: the delimiter is a ':' not followed by '//' or a digit, so
+# `s3://bucket` and `postgres://host:5432` stay whole namespaces.
+_MARQUEZ_DELIMITER = re.compile(r":(?!//|\d)")
+
+
+class NodeNotFound(LookupError):
+    """A node id that names nothing in the graph; `suggestions` are urns close to it."""
+
+    def __init__(self, message: str, suggestions: list[str]) -> None:
+        super().__init__(message)
+        self.suggestions = suggestions
+
+
+class BadNodeId(ValueError):
+    """A node id that is not `dataset:NS:NAME` or `job:NS:NAME`."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """A node of the answer: its graph urn, its type and its Marquez id."""
+
+    urn: str
+    type: NodeType
+    namespace: str
+    name: str
+
+    @property
+    def id(self) -> str:
+        return node_id(self.type, self.namespace, self.name)
+
+
+def node_id(kind: NodeType, namespace: str, name: str) -> str:
+    return f"{kind.lower()}:{namespace}:{name}"
+
+
+def _splits(rest: str) -> list[tuple[str, str]]:
+    """Every (namespace, name) a node id's text may stand for, Marquez's reading first."""
+    colons = [m.start() for m in re.finditer(":", rest)][:MAX_SPLITS]
+    preferred = [m.start() for m in _MARQUEZ_DELIMITER.finditer(rest)][:1]
+    order = preferred + [c for c in colons if c not in preferred]
+    return [(rest[:c], rest[c + 1 :]) for c in order if 0 < c < len(rest) - 1]
+
+
+def resolve(store: GraphStore, text: str, rules: FoldRules) -> Node:
+    """The graph node a Marquez node id names; NodeNotFound lists close urns."""
+    kind, sep, rest = text.partition(":")
+    if not sep or kind not in ("dataset", "job"):
+        raise BadNodeId(f"nodeId {text!r} must start with 'dataset:' or 'job:'")
+    candidates: list[tuple[str, str, str]] = []  # (urn, namespace, name)
+    for namespace, name in _splits(rest):
+        if kind == "dataset":
+            urns = identity.openlineage_urns(namespace, name, rules)
+        else:
+            urns = identity.openlineage_job_urns(namespace, name)
+        candidates += [(urn, namespace, name) for urn in urns]
+    if not candidates:
+        raise BadNodeId(f"nodeId {text!r} must be {kind}:{{namespace}}:{{name}}")
+    statement = "serve_assets" if kind == "dataset" else "serve_jobs"
+    found = {row["urn"] for row in store.read(statement, {"urns": [c[0] for c in candidates]})}
+    for urn, namespace, name in candidates:
+        if urn in found:
+            return Node(urn, "DATASET" if kind == "dataset" else "JOB", namespace, name)
+    raise NodeNotFound(f"no {kind} {rest!r} in the graph", suggest(store, candidates[0][0]))
+
+
+def lineage(store: GraphStore, text: str, depth: int, rules: FoldRules) -> dict[str, Any]:
+    """The answer to `GET /api/v1/lineage?nodeId=TEXT&depth=DEPTH`."""
+    return lineage_graph(store, resolve(store, text, rules), depth, rules)
+
+
+def lineage_graph(
+    store: GraphStore, start: Node, depth: int, rules: FoldRules, *, include_deleted: bool = False
+) -> dict[str, Any]:
+    """Marquez's LineageGraph: {"graph": [GraphNode]} with every node within `depth` job
+    levels of `start`."""
+    assets: set[str] = set()
+    jobs: set[str] = set()
+    edges: set[tuple[str, str, str]] = set()  # (job, asset, READS_FROM | WRITES_TO)
+    if start.type == "DATASET":
+        assets.add(start.urn)
+        frontier, levels = [start.urn], 0
+    else:
+        jobs.add(start.urn)
+        levels = 1
+        edges |= _hop(store, "serve_job_assets", [start.urn], include_deleted)
+        frontier = sorted({a for _, a, _ in edges} - assets)
+        assets.update(frontier)
+    while frontier and levels < depth:
+        found = _hop(store, "serve_asset_jobs", frontier, include_deleted)
+        edges |= found
+        new_jobs = sorted({j for j, _, _ in found} - jobs)
+        if not new_jobs:
+            break
+        jobs.update(new_jobs)
+        levels += 1
+        found = _hop(store, "serve_job_assets", new_jobs, include_deleted)
+        edges |= found
+        frontier = sorted({a for _, a, _ in found} - assets)
+        assets.update(frontier)
+    return {"graph": _graph_nodes(store, assets, jobs, edges, rules)}
+
+
+def _hop(
+    store: GraphStore, statement: str, urns: list[str], include_deleted: bool
+) -> set[tuple[str, str, str]]:
+    params: dict[str, Any] = {"urns": urns}
+    if statement == "serve_job_assets":
+        params["include_deleted"] = include_deleted
+    return {(row["job"], row["asset"], row["rel"]) for row in store.read(statement, params)}
+
+
+def _graph_nodes(
+    store: GraphStore,
+    assets: set[str],
+    jobs: set[str],
+    edges: set[tuple[str, str, str]],
+    rules: FoldRules,
+) -> list[dict[str, Any]]:
+    asset_rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": sorted(assets)})}
+    job_rows = {r["urn"]: r for r in store.read("serve_jobs", {"urns": sorted(jobs)})}
+    ids = {urn: node_id("DATASET", *identity.openlineage_name(urn)) for urn in asset_rows}
+    ids.update(
+        (urn, node_id("JOB", *identity.openlineage_job_name(urn, row["name"] or "")))
+        for urn, row in job_rows.items()
+    )
+    inward: dict[str, list[dict[str, str]]] = {urn: [] for urn in ids}
+    outward: dict[str, list[dict[str, str]]] = {urn: [] for urn in ids}
+    reads: dict[str, list[str]] = {urn: [] for urn in job_rows}
+    writes: dict[str, list[str]] = {urn: [] for urn in job_rows}
+    for job, asset, rel in sorted(edges):
+        if job not in ids or asset not in ids:
+            continue  # an edge to a node past the depth
+        origin, destination = (asset, job) if rel == "READS_FROM" else (job, asset)
+        edge = {"origin": ids[origin], "destination": ids[destination]}
+        outward[origin].append(edge)
+        inward[destination].append(edge)
+        (reads if rel == "READS_FROM" else writes)[job].append(asset)
+    nodes = [
+        _node(ids[urn], "DATASET", _dataset(row), inward[urn], outward[urn])
+        for urn, row in asset_rows.items()
+    ]
+    nodes += [
+        _node(ids[urn], "JOB", _job(row, reads[urn], writes[urn]), inward[urn],
+              outward[urn])
+        for urn, row in job_rows.items()
+    ]  # fmt: skip
+    return sorted(nodes, key=lambda n: n["id"])
+
+
+def _node(
+    id_: str, kind: NodeType, data: dict[str, Any], ins: list[Any], outs: list[Any]
+) -> dict[str, Any]:
+    return {"id": id_, "type": kind, "data": data, "inEdges": ins, "outEdges": outs}
+
+
+def iso(ms: int | None) -> str | None:
+    """Epoch milliseconds as the ISO-8601 text Marquez answers with."""
+    if ms is None or ms < 0:
+        return None
+    return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _dataset(row: dict[str, Any]) -> dict[str, Any]:
+    namespace, name = identity.openlineage_name(row["urn"])
+    return {
+        "id": {"namespace": namespace, "name": name},
+        "type": "DB_TABLE",
+        "name": name,
+        "physicalName": name,
+        "namespace": namespace,
+        "sourceName": namespace,
+        "createdAt": iso(row["first_seen"]),
+        "updatedAt": iso(row["last_seen"]),
+        "lastModifiedAt": iso(row["last_seen"]),
+        "fields": [],
+        "tags": [],
+        "description": None,
+        "facets": {},
+        "deleted": row["deleted_at"] is not None,
+        # lineagegraph's own, beside Marquez's:
+        "urn": row["urn"],
+        "system": row["system"],
+        "kind": row["kind"],
+    }
+
+
+def _job(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -> dict[str, Any]:
+    namespace, name = identity.openlineage_job_name(row["urn"], row["name"] or "")
+
+    def named(urns: Iterable[str]) -> list[dict[str, str]]:
+        return [dict(zip(("namespace", "name"), identity.openlineage_name(u), strict=True))
+                for u in urns]  # fmt: skip
+
+    return {
+        "id": {"namespace": namespace, "name": name},
+        "type": "BATCH",
+        "name": name,
+        "simpleName": row["name"] or name,
+        "namespace": namespace,
+        "createdAt": iso(row["first_seen"]),
+        "updatedAt": iso(row["last_seen"]),
+        "inputs": named(reads),
+        "outputs": named(writes),
+        "location": None,
+        "description": None,
+        "facets": {},
+        "latestRun": None,
+        # lineagegraph's own, beside Marquez's:
+        "urn": row["urn"],
+        "system": row["system"],
+        "runs": row["runs"],
+        "lastRunId": row["last_run_id"],
+        "lastRunAt": iso(row["last_run_at"]),
+    }
+
+
+# --- Marquez's listings ---------------------------------------------------------------------
+
+SEARCH_LIMIT = 10
+MAX_SEARCH_LIMIT = 1000
+
+
+def namespaces(store: GraphStore) -> dict[str, Any]:
+    """Marquez's NamespaceList: every dataset namespace (scheme://authority) and job namespace,
+    with when it was first and last seen."""
+    spans: dict[str, list[int | None]] = {}
+
+    def seen(name: str, first: int | None, last: int | None) -> None:
+        span = spans.setdefault(name, [first, last])
+        if first is not None and (span[0] is None or first < span[0]):
+            span[0] = first
+        if last is not None and (span[1] is None or last > span[1]):
+            span[1] = last
+
+    for row in store.read("serve_asset_namespaces"):
+        name = "file" if row["namespace"] == "file://" else row["namespace"]
+        seen(name, row["first_seen"], row["last_seen"])
+    for row in store.read("serve_job_names"):
+        namespace, _ = identity.openlineage_job_name(row["urn"], row["name"] or "")
+        seen(namespace, row["first_seen"], row["last_seen"])
+    return {
+        "namespaces": [
+            {"name": name, "createdAt": iso(first), "updatedAt": iso(last), "ownerName": None,
+             "description": None, "isHidden": False}
+            for name, (first, last) in sorted(spans.items())
+        ]
+    }  # fmt: skip
+
+
+def search(store: GraphStore, text: str, kind: str | None, limit: int) -> dict[str, Any]:
+    """Marquez's SearchResultList: datasets and jobs whose urn holds `text`, by name."""
+    needle = text.lower()
+    results: list[dict[str, Any]] = []
+    if kind in (None, "DATASET"):
+        for row in store.read("serve_search_assets", {"needle": needle, "limit": limit}):
+            namespace, name = identity.openlineage_name(row["urn"])
+            results.append(_hit("DATASET", namespace, name, row["last_seen"]))
+    if kind in (None, "JOB"):
+        for row in store.read("serve_search_jobs", {"needle": needle, "limit": limit}):
+            namespace, name = identity.openlineage_job_name(row["urn"], row["name"] or "")
+            results.append(_hit("JOB", namespace, name, row["last_seen"]))
+    results = sorted(results, key=lambda r: (r["name"], r["namespace"]))[:limit]
+    return {"totalCount": len(results), "results": results}
+
+
+def _hit(kind: NodeType, namespace: str, name: str, last_seen: int | None) -> dict[str, Any]:
+    return {"type": kind, "name": name, "namespace": namespace, "updatedAt": iso(last_seen),
+            "nodeId": node_id(kind, namespace, name)}  # fmt: skip

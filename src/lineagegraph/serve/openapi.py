@@ -1,0 +1,150 @@
+"""The OpenAPI document served at /openapi.json: the routes, their parameters and answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lineagegraph import __version__
+
+_ERROR = {
+    "description": "An error: what went wrong and where",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+_NODE_ID = {
+    "name": "nodeId", "in": "query", "required": True,
+    "description": "dataset:{namespace}:{name} or job:{namespace}:{name} (OpenLineage names)",
+    "schema": {"type": "string"}, "example": "dataset:s3://bucket:sales/orders",
+}  # fmt: skip
+_DEPTH = {
+    "name": "depth", "in": "query", "required": False,
+    "description": "How many job levels to follow, both ways (1-100)",
+    "schema": {"type": "integer", "default": 20, "minimum": 1, "maximum": 100},
+}  # fmt: skip
+
+
+def _query(name: str, description: str, *, required: bool = False, kind: str = "string") -> Any:
+    return {"name": name, "in": "query", "required": required, "description": description,
+            "schema": {"type": kind}}  # fmt: skip
+
+
+def _get(summary: str, *parameters: Any) -> dict[str, Any]:
+    responses = {"200": {"description": "OK (JSON)"}, "400": _ERROR, "401": _ERROR, "404": _ERROR}
+    return {"get": {"summary": summary, "parameters": list(parameters), "responses": responses}}
+
+
+_NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
+_DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
+
+OPENAPI: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {
+        "title": "lineagegraph",
+        "version": __version__,
+        "description": "OpenLineage events in; Marquez-compatible lineage out. With a token "
+        "set, /api/v1 needs 'Authorization: Bearer <token>'.",
+    },
+    "paths": {
+        "/api/v1/lineage": {
+            "post": {
+                "summary": "Accept one OpenLineage event, or a JSON array of them",
+                "description": "RunEvent, DatasetEvent or JobEvent, as openlineage-python's "
+                "HttpTransport sends it (optionally gzip, Content-Encoding: gzip). Each event "
+                "is on disk before the answer and reaches the graph within about a second. "
+                "A batch with one malformed event is refused whole.",
+                "requestBody": {"required": True, "content": {"application/json": {}}},
+                "responses": {
+                    "201": {"description": 'Accepted: {"accepted": number of events}'},
+                    "400": _ERROR,
+                    "401": _ERROR,
+                    "413": _ERROR,
+                    "415": _ERROR,
+                },
+            },
+            "get": {
+                "summary": "The lineage graph around a dataset or job (Marquez's shape)",
+                "parameters": [_NODE_ID, _DEPTH],
+                "responses": {
+                    "200": {
+                        "description": "{graph: [{id, type, data, inEdges, outEdges}]}",
+                        "content": {
+                            "application/json": {
+                                "schema": {"$ref": "#/components/schemas/LineageGraph"}
+                            }
+                        },
+                    },
+                    "400": _ERROR,
+                    "401": _ERROR,
+                    "404": _ERROR,
+                },
+            },
+        },
+        "/api/v1/namespaces": _get("Marquez's namespace list: dataset and job namespaces"),
+        "/api/v1/search": _get(
+            "Marquez's search: datasets and jobs whose name holds q",
+            _query("q", "text to look for (case-insensitive)", required=True),
+            _query("filter", "DATASET or JOB"),
+            _query("limit", "results at most (default 10)", kind="integer"),
+        ),
+        "/api/v1/upstream": _get(
+            "Every asset feeding an asset, each once (as `upstream --format json`)",
+            _NAME,
+            _query("depth", "hops (default 20)", kind="integer"),
+            _DELETED,
+        ),
+        "/api/v1/downstream": _get(
+            "Every asset an asset flows into (as `downstream --format json`)",
+            _NAME,
+            _query("depth", "hops (default 20)", kind="integer"),
+            _DELETED,
+        ),
+        "/api/v1/impact": _get(
+            "Everything downstream, grouped, and the jobs reading it (as `impact --format json`)",
+            _NAME,
+            _DELETED,
+        ),
+        "/api/v1/path": _get(
+            "Lineage paths between two assets, shortest first (as `path --format json`)",
+            _query("from", "where the paths start", required=True),
+            _query("to", "where they end", required=True),
+            _query("depth", "hops at most (default 10)", kind="integer"),
+            _DELETED,
+        ),
+        "/healthz": {
+            "get": {
+                "summary": "Liveness, events accepted and waiting, the last ingest error",
+                "responses": {"200": {"description": "{status: ok | degraded, ...}"}},
+            }
+        },
+        "/openapi.json": {
+            "get": {"summary": "This document", "responses": {"200": {"description": "OK"}}}
+        },
+    },
+    "components": {
+        "schemas": {
+            "Error": {
+                "type": "object",
+                "properties": {"error": {"type": "string"}, "reason": {"type": "string"}},
+            },
+            "LineageGraph": {
+                "type": "object",
+                "properties": {
+                    "graph": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}
+                },
+            },
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "type": {"type": "string", "enum": ["DATASET", "JOB"]},
+                    "data": {"type": "object"},
+                    "inEdges": {"type": "array", "items": {"$ref": "#/components/schemas/Edge"}},
+                    "outEdges": {"type": "array", "items": {"$ref": "#/components/schemas/Edge"}},
+                },
+            },
+            "Edge": {
+                "type": "object",
+                "properties": {"origin": {"type": "string"}, "destination": {"type": "string"}},
+            },
+        }
+    },
+}

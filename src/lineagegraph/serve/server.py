@@ -1,0 +1,90 @@
+"""Starts and stops the service: the store, the spool, the ingester and the HTTP server."""
+
+from __future__ import annotations
+
+import logging
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import uvicorn
+
+from lineagegraph.errors import ConfigError
+from lineagegraph.graph.store import open_store
+from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.serve.app import Service, create_app
+from lineagegraph.serve.spool import Ingester, Spool
+from lineagegraph.settings import Settings
+
+log = logging.getLogger(__name__)
+SPOOL_DIR = "serve-spool"
+
+
+def spool_root(settings: Settings) -> Path:
+    """Where accepted events wait for the graph: beside the embedded store's files."""
+    return settings.graph.data_dir.expanduser() / SPOOL_DIR
+
+
+@contextmanager
+def running_service(settings: Settings) -> Iterator[Service]:
+    """The service with its ingester running; on exit, what is spooled is ingested first.
+
+    Two store handles: the ingester writes through one, requests read through the other, so a
+    long ingest batch never holds up a lineage answer.
+    """
+    rules = settings.identity.rules()
+    with open_store(settings.graph) as writes, open_store(settings.graph) as reads:
+        writes.init_schema()
+        spool = Spool(spool_root(settings))
+
+        def ingest(directory: Path) -> int:
+            # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
+            # fail because a batch happens to be running (writes are idempotent MERGEs).
+            _, report = harvest_openlineage(writes, directory, rules, full=True, exclusive=False)
+            for problem in report.problems[:5]:
+                log.warning("spooled events: %s", problem)
+            return report.events
+
+        ingester = Ingester(
+            spool,
+            ingest,
+            every_seconds=settings.serve.ingest_seconds,
+            batch_events=settings.serve.batch_events,
+        )
+        ingester.start()
+        try:
+            yield Service(settings, reads, spool, ingester)
+        finally:
+            ingester.stop()
+            spool.close()
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before the store is opened: a port in use is a clear error
+    that changes nothing (uvicorn would report it only after start-up, as exit code 3)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def serve(settings: Settings) -> None:
+    """Serve until stopped (SIGINT/SIGTERM: finish requests, ingest what is spooled, exit)."""
+    sock = listen(settings.serve.host, settings.serve.port)
+    with sock, running_service(settings) as service:
+        config = uvicorn.Config(
+            create_app(service),
+            host=settings.serve.host,
+            port=settings.serve.port,
+            log_level="warning",
+            access_log=False,
+            server_header=False,
+            proxy_headers=False,
+        )
+        uvicorn.Server(config).run(sockets=[sock])
