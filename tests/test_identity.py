@@ -517,12 +517,20 @@ def test_spark_table_urn() -> None:
         ("snowflake://org-acct", 'DB.S."My.Tab"', 'snowflake://org-acct/DB.S."My.Tab"'),
         ("postgres://db:5432", "shop.public.orders", "postgres://db:5432/shop.public.orders"),
         ("kafka://broker:9092/", "//topic", "kafka://broker:9092/topic"),
-        ("bigquery", "project.dataset.table", "bigquery/project.dataset.table"),
+        ("bigquery", "project.dataset.table", "bigquery:///project.dataset.table"),
+        ("my-namespace", "/raw/orders", "my-namespace:///raw/orders"),
         ("hdfs://nn:8020", "/data//x/", "hdfs://nn:8020/data//x/"),  # only s3 and file fold
     ],
 )
 def test_openlineage_urn(namespace: str, name: str, urn: str) -> None:
     assert openlineage_urn(namespace, name) == urn
+    assert system_of(urn)  # every urn it makes is one the graph can take
+
+
+@pytest.mark.parametrize("namespace", ["my namespace", "ns\x01", "", "://x", "a b://c"])
+def test_a_namespace_that_makes_no_urn_is_an_identity_error(namespace: str) -> None:
+    with pytest.raises(IdentityError):
+        openlineage_urn(namespace, "raw/orders")
 
 
 def test_openlineage_dataset_meets_the_listing() -> None:
@@ -852,8 +860,8 @@ def test_bad_alias_is_refused() -> None:
     [
         ("postgres://db:5432", ["shop", "public", "orders"], "postgres://db:5432/shop.public.orders"),
         ("postgres://db:5432/", ["shop", "public", "orders"], "postgres://db:5432/shop.public.orders"),
-        ("bigquery", ["proj", "sales", "orders"], "bigquery://proj.sales.orders"),
-        ("bigquery://", ["proj", "sales", "orders"], "bigquery://proj.sales.orders"),
+        ("bigquery", ["proj", "sales", "orders"], "bigquery:///proj.sales.orders"),
+        ("bigquery://", ["proj", "sales", "orders"], "bigquery:///proj.sales.orders"),
         ("duckdb:///data/dev.duckdb", ["dev", "main", "t"], "duckdb:///data/dev.duckdb/dev.main.t"),
     ],
 )  # fmt: skip

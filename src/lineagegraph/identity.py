@@ -428,6 +428,8 @@ def openlineage_urn(namespace: str, name: str, rules: FoldRules = NO_FOLD_RULES)
     'snowflake://org-acct/DB.SCH.T'
     >>> openlineage_urn("postgres://db:5432/", "//shop.public.orders")
     'postgres://db:5432/shop.public.orders'
+    >>> openlineage_urn("bigquery", "proj.sales.orders")  # a namespace with no authority
+    'bigquery:///proj.sales.orders'
     """
     _require(namespace=namespace)
     if namespace.rstrip("/").lower() in ("file", "file:"):
@@ -439,28 +441,35 @@ def openlineage_urn(namespace: str, name: str, rules: FoldRules = NO_FOLD_RULES)
         return snowflake_urn(account, name, from_metadata=True)
     if not name.lstrip("/"):
         raise IdentityError(f"empty OpenLineage dataset name {name!r} in namespace {namespace!r}")
-    return namespace.rstrip("/") + "/" + name.lstrip("/")
+    if "://" not in namespace:  # a bare platform (BigQuery's "bigquery") or a plain name
+        urn = f"{namespace.rstrip(':')}:///{name.lstrip('/')}"
+    else:
+        urn = namespace.rstrip("/") + "/" + name.lstrip("/")
+    if not _URN_SCHEME.match(urn):
+        raise IdentityError(
+            f"OpenLineage namespace {namespace!r} is neither a URI (scheme://...) nor a plain "
+            "platform name (letters, digits, + . -)"
+        )
+    return urn
 
 
 def warehouse_table_urn(namespace: str, parts: Sequence[str]) -> str:
     """A non-Snowflake warehouse table in OpenLineage's naming: ``{namespace}/{db}.{schema}.{t}``.
 
-    A namespace that is a bare platform name (BigQuery's ``bigquery``) becomes a scheme, so the
-    urn has one (``system_of`` reads it).
+    A namespace that is a bare platform name (BigQuery's ``bigquery``) becomes a scheme with an
+    empty authority, as `openlineage_urn` names the same table from an OpenLineage event.
 
     >>> warehouse_table_urn("postgres://db:5432", ["shop", "public", "orders"])
     'postgres://db:5432/shop.public.orders'
     >>> warehouse_table_urn("bigquery", ["proj", "sales", "orders"])
-    'bigquery://proj.sales.orders'
+    'bigquery:///proj.sales.orders'
     """
     _require(namespace=namespace)
     if not parts or not all(parts):
         raise IdentityError(f"empty part in table name {list(parts)!r} (namespace {namespace!r})")
     name = ".".join(parts)
-    if "://" not in namespace:
-        return f"{namespace.rstrip(':/').lower()}://{name}"
-    if namespace.endswith("://"):
-        return namespace + name
+    if namespace.endswith("://"):  # a namespace with no authority, as OpenLineage writes it bare
+        namespace = namespace[: -len("://")]
     return openlineage_urn(namespace, name)
 
 
@@ -495,14 +504,16 @@ def openlineage_name(urn: str) -> tuple[str, str]:
     (('s3://b', 'sales'), ('file', '/tmp/out'))
     >>> openlineage_name('snowflake://acct/DB.S."My.Tab"')
     ('snowflake://acct', 'DB.S."My.Tab"')
-    >>> openlineage_name("s3://b")
-    ('s3://b', '/')
+    >>> openlineage_name("s3://b"), openlineage_name("bigquery:///proj.sales.orders")
+    (('s3://b', '/'), ('bigquery', 'proj.sales.orders'))
     """
     system = system_of(urn)
     if system == "file":
         return "file", urn[len("file://") :]
     scheme, _, rest = urn.partition("://")
     authority, _, path = rest.partition("/")
+    if not authority and path:  # `scheme:///name`: a bare namespace (BigQuery's "bigquery")
+        return scheme, path
     return f"{scheme}://{authority}", path or "/"
 
 

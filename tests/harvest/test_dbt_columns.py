@@ -103,7 +103,7 @@ NODE = {"database": "shop", "schema": "public", "alias": "orders", "name": "orde
         ("databricks", "databricks://adb-1.azuredatabricks.net",
          "databricks://adb-1.azuredatabricks.net/shop.public.orders"),
         ("duckdb", "duckdb:///data/dev.duckdb", "duckdb:///data/dev.duckdb/shop.public.orders"),
-        ("bigquery", None, "bigquery://shop.public.orders"),
+        ("bigquery", None, "bigquery:///shop.public.orders"),
         # every part quoted (quoting: true): Snowflake keeps their case
         ("snowflake", "snowflake://Acme-Prod", "snowflake://acme-prod/shop.public.orders"),
     ],

@@ -310,3 +310,31 @@ def test_the_command_goes_on_past_bad_lines(tmp_path: Path) -> None:
         assert f"warning: {events / 'a.jsonl'}:2: malformed JSON: nested too deep" in result.output
         assert f"warning: {events / 'a.jsonl'}:3: not UTF-8: byte 0xff at column 1" in result.output
         assert "1 complete" in result.output and "partial" in result.output
+
+
+def test_bare_namespaces_make_urns_and_a_namespace_that_cannot_is_skipped(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """OpenLineage's BigQuery namespace is the bare word `bigquery`, and Marquez's examples use
+    plain names such as `my-namespace`: both make urns (an empty authority); a namespace with a
+    space makes none, and only its event is skipped."""
+    bigquery = small_event("bq", "raw/a", "out/a")
+    bigquery["inputs"][0] = {"namespace": "bigquery", "name": "proj.sales.orders"}
+    plain = small_event("plain", "raw/b", "out/b")
+    plain["inputs"][0] = {"namespace": "my-namespace", "name": "raw/orders"}
+    spaced = small_event("spaced", "raw/c", "out/c")
+    spaced["inputs"][0] = {"namespace": "my namespace", "name": "raw/orders"}
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps(e) + "\n" for e in (bigquery, plain, spaced)))
+    run, report = harvest_openlineage(store, events)
+    assert run.status == "partial"
+    assert len(report.problems) == 1 and f"{events}:3" in report.problems[0]
+    assert "'my namespace'" in report.problems[0]
+    assert flows(store) == {
+        ("bigquery:///proj.sales.orders", f"{LAKE}/out/a"),
+        ("my-namespace:///raw/orders", f"{LAKE}/out/b"),
+    }
+    [[system]] = rows(
+        store, "MATCH (a:Asset {urn: 'bigquery:///proj.sales.orders'}) RETURN a.system"
+    )
+    assert system == "bigquery"

@@ -120,14 +120,14 @@ def _json(i: int) -> dict[str, Any]:
 def test_bad_requests_get_a_json_reason_never_a_500(server: Server) -> None:
     good = json.dumps(_json(1))
     plain, naive = _json(1), _json(1)
-    plain["inputs"][0]["namespace"] = "plain-namespace"  # no scheme: the node has no system
+    plain["inputs"][0]["namespace"] = "plain namespace"  # neither a URI nor a platform name
     naive["eventTime"] = "2024-01-01T00:00:00"
     cases: list[tuple[bytes | str, dict[str, str], int, str]] = [
         ("{not json", {}, 400, "body is not JSON: malformed JSON"),
         ("[]", {}, 400, "the batch is an empty array"),
         ('{"eventType": "DONE", "eventTime": "2024-01-01T00:00:00Z"}', {}, 400,
          "event: eventType 'DONE' is not one of"),
-        (json.dumps(plain), {}, 400, "event: not a urn: 'plain-namespace/in1'"),
+        (json.dumps(plain), {}, 400, "namespace 'plain namespace' is neither a URI"),
         (json.dumps(naive), {}, 400, "event: eventTime '2024-01-01T00:00:00' has no time zone"),
         (b"\x1f\x8b\x08broken", {"Content-Encoding": "gzip"}, 400, "body is not valid gzip"),
         (good, {"Content-Encoding": "br"}, 415, "Content-Encoding 'br' is not supported"),
