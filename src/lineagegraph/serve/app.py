@@ -20,14 +20,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from lineagegraph import __version__, lineage, render
-from lineagegraph.errors import LineageGraphError, StoreError
+from lineagegraph import __version__, lineage
+from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction
-from lineagegraph.serve import marquez, questions
+from lineagegraph.serve import marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.openapi import OPENAPI
+from lineagegraph.serve.reading import answer as _answer
+from lineagegraph.serve.reading import int_param as _int
+from lineagegraph.serve.reading import text_param as _text
 from lineagegraph.serve.spool import Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
@@ -100,40 +103,6 @@ async def get_lineage(request: Request) -> Response:
     except marquez.NodeNotFound as exc:
         return error(404, str(exc), suggestions=exc.suggestions)
     return JSONResponse(graph)
-
-
-def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name, str(default))
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise BadRequest(f"{name} must be an integer from {low} to {high} (got {raw[:40]!r})")
-    return value
-
-
-def _text(request: Request, name: str) -> str:
-    value = request.query_params.get(name)
-    if not value:
-        raise BadRequest(f"the {name} query parameter is required")
-    return value
-
-
-async def _answer(request: Request, question: Callable[..., Any], *args: Any) -> Response:
-    """Run a read in a worker thread; the library's errors become JSON answers."""
-    service: Service = request.app.state.service
-    try:
-        value = await run_in_threadpool(service.read, question, *args)
-    except lineage.AssetNotFound as exc:
-        return error(404, str(exc).partition("; did you mean")[0], suggestions=exc.suggestions)
-    except lineage.AssetDeleted as exc:
-        return error(410, str(exc))
-    except StoreError:
-        raise
-    except LineageGraphError as exc:
-        return error(400, str(exc))
-    return Response(render.to_json(value), media_type="application/json")
 
 
 async def get_namespaces(request: Request) -> Response:
@@ -239,6 +208,8 @@ def create_app(service: Service) -> ASGIApp:
         Route("/api/v1/downstream", _traversal("downstream"), methods=["GET"]),
         Route("/api/v1/impact", get_impact, methods=["GET"]),
         Route("/api/v1/path", get_path, methods=["GET"]),
+        Route("/api/v1/orphans", reports.route("orphans"), methods=["GET"]),
+        Route("/api/v1/cost", reports.route("cost"), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]

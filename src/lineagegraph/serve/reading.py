@@ -1,0 +1,74 @@
+"""What the read routes of `lineagegraph serve` share: query parameters checked into a 400 with
+the reason, and library calls run in a worker thread whose errors become JSON answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from lineagegraph import lineage, render
+from lineagegraph.errors import LineageGraphError, StoreError
+from lineagegraph.serve.events import BadRequest
+from lineagegraph.serve.guard import error
+from lineagegraph.store_check import EmptyGraph
+
+if TYPE_CHECKING:
+    from lineagegraph.serve.app import Service
+
+TRUE, FALSE = ("1", "true", "yes"), ("", "0", "false", "no")
+
+
+def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name, str(default))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise BadRequest(f"{name} must be an integer from {low} to {high} (got {raw[:40]!r})")
+    return value
+
+
+def text_param(request: Request, name: str) -> str:
+    value = request.query_params.get(name)
+    if not value:
+        raise BadRequest(f"the {name} query parameter is required")
+    return value
+
+
+def flag_param(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name, "").lower()
+    if raw not in TRUE + FALSE:
+        raise BadRequest(f"{name} must be true or false (got {raw[:40]!r})")
+    return raw in TRUE
+
+
+def json_response(value: Any) -> Response:
+    return Response(render.to_json(value), media_type="application/json")
+
+
+async def answer(
+    request: Request,
+    question: Callable[..., Any],
+    *args: Any,
+    respond: Callable[[Any], Response] = json_response,
+) -> Response:
+    """Run a read in a worker thread; the library's errors become JSON answers."""
+    service: Service = request.app.state.service
+    try:
+        value = await run_in_threadpool(service.read, question, *args)
+    except lineage.AssetNotFound as exc:
+        return error(404, str(exc).partition("; did you mean")[0], suggestions=exc.suggestions)
+    except lineage.AssetDeleted as exc:
+        return error(410, str(exc))
+    except EmptyGraph as exc:
+        return error(404, str(exc))
+    except StoreError:
+        raise
+    except LineageGraphError as exc:
+        return error(400, str(exc))
+    return respond(value)
