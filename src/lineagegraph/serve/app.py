@@ -27,6 +27,7 @@ from lineagegraph.lineage import Direction
 from lineagegraph.serve import marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
+from lineagegraph.serve.metrics import Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
 from lineagegraph.serve.reading import answer as _answer
 from lineagegraph.serve.reading import int_param as _int
@@ -211,6 +212,7 @@ def create_app(service: Service) -> ASGIApp:
         Route("/api/v1/orphans", reports.route("orphans"), methods=["GET"]),
         Route("/api/v1/cost", reports.route("cost"), methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
+        Route("/metrics", get_metrics, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
@@ -219,4 +221,5 @@ def create_app(service: Service) -> ASGIApp:
     }
     app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.service = service
-    return Guard(app, service.settings)
+    app.state.metrics = metrics = Metrics(service)
+    return Guard(metrics.timed(app), service.settings)

@@ -1,8 +1,9 @@
 """The checks in front of every route of `lineagegraph serve`, and the shape of every error.
 
 Safe by default: bodies over the size limit are refused before they are read; with a token set,
-/api/v1 needs `Authorization: Bearer <token>` (compared in constant time, never echoed); and
-while bound to loopback, a Host header naming another machine (DNS rebinding) is refused.
+/api/v1 and /metrics need `Authorization: Bearer <token>` (compared in constant time, never
+echoed); and while bound to loopback, a Host header naming another machine (DNS rebinding) is
+refused.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lineagegraph.settings import Settings, is_loopback
+
+# What the token guards: the graph's data, and /metrics since it names sources and counts
+# (Prometheus sends a bearer token with `authorization: {credentials: ...}` in a scrape config).
+GUARDED = ("/api/", "/metrics")
 
 
 def error(status: int, reason: str, **extra: Any) -> JSONResponse:
@@ -53,7 +58,7 @@ class Guard:
             return error(413, f"body is over {self.serve.max_body_bytes:,} bytes")
         path: str = scope["path"]
         token = self.serve.token
-        if token is None or not path.startswith("/api/"):
+        if token is None or not path.startswith(GUARDED):
             return None
         if scope["method"] in ("GET", "HEAD") and self.serve.open_reads:
             return None

@@ -1,0 +1,169 @@
+"""`GET /metrics`: Prometheus's text format, written by prometheus-client.
+
+Two parts. The graph's facts (assets by system and kind, lineage coverage, each source's
+freshness and stale flag, data quality) are read at scrape time by the library's
+`lineagegraph.status.graph_status`, the same numbers as `lineagegraph status`; the service's own
+counts (events accepted, rejected, waiting and ingested) and a request-latency histogram live
+in a registry of this app, never prometheus-client's process-wide one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.registry import Collector
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Match
+from starlette.types import Message, Receive, Scope, Send
+
+from lineagegraph.pipeline import now_ms
+from lineagegraph.serve.events import BadRequest
+from lineagegraph.serve.guard import error
+from lineagegraph.status import Status, graph_status
+
+if TYPE_CHECKING:
+    from lineagegraph.serve.app import Service
+
+DEFAULT_MAX_AGE_HOURS = 26.0  # `lineagegraph status --max-age-hours`'s default
+# Seconds; from a warm lineage answer (a few ms) to a cold report over a large lake.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
+
+
+class ServiceCounts(Collector):
+    """The events the service took in, read from the service when scraped."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def collect(self) -> Iterator[Metric]:
+        s = self.service
+        yield CounterMetricFamily("lineagegraph_events_accepted", "OpenLineage events accepted "
+                                  "(spooled to disk) since start", value=s.accepted)  # fmt: skip
+        yield CounterMetricFamily("lineagegraph_events_rejected", "Requests whose events were "
+                                  "refused as malformed since start", value=s.rejected)  # fmt: skip
+        yield CounterMetricFamily("lineagegraph_events_ingested", "Spooled events ingested into "
+                                  "the graph since start", value=s.ingester.ingested)  # fmt: skip
+        yield GaugeMetricFamily("lineagegraph_events_waiting", "Spooled events not yet in the "
+                                "graph", value=s.spool.pending())  # fmt: skip
+
+
+class GraphFacts(Collector):
+    """One scrape's graph facts, from `lineagegraph status`'s library function."""
+
+    def __init__(self, facts: Status) -> None:
+        self.facts = facts
+
+    def collect(self) -> Iterator[Metric]:
+        assets = _gauge("assets", "Assets in the graph, present or soft-deleted",
+                        ["system", "kind", "state"])  # fmt: skip
+        for row in self.facts.assets:
+            assets.add_metric([row["system"] or "", row["kind"], "present"], row["assets"])
+            assets.add_metric([row["system"] or "", row["kind"], "deleted"], row["deleted"])
+        coverage = _gauge("lineage_coverage_ratio", "Share of present assets with any lineage",
+                          ["kind"])  # fmt: skip
+        for row in self.facts.coverage:
+            coverage.add_metric([row["kind"]], row["share"])
+        source = ["system", "scope"]
+        last = _gauge("source_last_success_timestamp_seconds", "A source's last good harvest",
+                      source)  # fmt: skip
+        stale = _gauge("source_stale", "1 when a source's last good harvest is older than "
+                       "max_age_hours", source)  # fmt: skip
+        for row in self.facts.freshness:
+            labels = [row["system"] or "", row["scope"] or ""]
+            last.add_metric(labels, row["last_success"] / 1000)
+            stale.add_metric(labels, 1 if row["stale"] else 0)
+        quality = _gauge("quality_assets", "Assets with check results, by quality", ["quality"])
+        for name, count in sorted(self.facts.quality.items()):
+            quality.add_metric([name], count)
+        yield from (assets, coverage, last, stale, quality)
+
+
+def _gauge(name: str, documentation: str, labels: list[str]) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"lineagegraph_{name}", documentation, labels=labels)
+
+
+class Metrics:
+    """The app's registry: service counts and request latency; graph facts join per scrape."""
+
+    def __init__(self, service: Service) -> None:
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(ServiceCounts(service))
+        self.latency = Histogram(
+            "lineagegraph_http_request_duration_seconds",
+            "Time to answer a request, by method, route template and status",
+            ["method", "route", "status"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+
+    def timed(self, app: Starlette) -> Timed:
+        return Timed(app, self.latency)
+
+
+class Timed:
+    """ASGI wrapper observing each request's latency, labelled by its route's template (so the
+    label set stays small whatever the paths asked for)."""
+
+    def __init__(self, app: Starlette, latency: Histogram) -> None:
+        self.app = app
+        self.latency = latency
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started, status = time.perf_counter(), 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            labels = (scope["method"], self._route(scope), str(status))
+            self.latency.labels(*labels).observe(time.perf_counter() - started)
+
+    def _route(self, scope: Scope) -> str:
+        for route in self.app.routes:
+            match, _ = route.matches(scope)
+            if match is not Match.NONE:
+                return str(getattr(route, "path", "other"))
+        return "unmatched"
+
+
+def _max_age(request: Request) -> float:
+    raw = request.query_params.get("max_age_hours", str(DEFAULT_MAX_AGE_HOURS))
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 < value <= 1e6:
+        raise BadRequest(f"max_age_hours must be a number of hours above 0 (got {raw[:40]!r})")
+    return value
+
+
+async def get_metrics(request: Request) -> Response:
+    """The exposition: the app's registry, then this scrape's graph facts."""
+    service: Service = request.app.state.service
+    metrics: Metrics = request.app.state.metrics
+    try:
+        max_age = _max_age(request)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    facts = await run_in_threadpool(service.read, graph_status, now_ms(), max_age, 0)
+    graph = CollectorRegistry(auto_describe=False)
+    graph.register(GraphFacts(facts))
+    body = generate_latest(metrics.registry) + generate_latest(graph)
+    # 0.0.4: what generate_latest writes and every Prometheus reads (0.26's "latest" says 1.0.0)
+    return Response(body, media_type=CONTENT_TYPE_PLAIN_0_0_4)

@@ -1,0 +1,106 @@
+"""`GET /metrics` on a running server: Prometheus text with the graph's facts (as `lineagegraph
+status` computes them), the events taken in and the request latency, behind the token."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+from serve_fixtures import Server, client, run_event
+
+from lineagegraph.graph.store import open_store
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.model import Asset, Flow
+from lineagegraph.pipeline import harvest_run
+from lineagegraph.settings import GraphSettings
+from lineagegraph.status import HOUR_MS
+
+T0 = 1_700_000_000_000
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+@pytest.fixture
+def graph_server(tmp_path: Path) -> Iterator[Server]:
+    """Two S3 datasets (one with lineage) and a table; s3 harvested now, snowflake 48 h ago."""
+    data_dir = tmp_path / "store"
+    with open_store(GraphSettings(data_dir=data_dir)) as store:
+        store.init_schema()
+        writer = GraphWriter(store)
+        writer.add_all([
+            Asset("s3://b/read", "Dataset", "s3", "read", T0),
+            Asset("s3://b/unread", "Dataset", "s3", "unread", T0),
+            Asset("snowflake://a/D.S.T", "Table", "snowflake", "T", T0),
+            Flow("s3://b/read", "snowflake://a/D.S.T", T0),
+        ])  # fmt: skip
+        writer.flush()
+        for system, scope in (("s3", "b"), ("snowflake", "a")):
+            with harvest_run(store, system, scope):
+                pass
+        store.execute("MATCH (h:HarvestRun {system: 'snowflake'}) SET h.finished = "
+                      "h.finished - $age", {"age": 48 * HOUR_MS}, write=True)  # fmt: skip
+    server = Server(data_dir)
+    server.start()
+    yield server
+    server.kill()
+
+
+def scrape(server: Server, **params: str) -> Samples:
+    r = server.get("/metrics", **params)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"].startswith("text/plain; version=0.0.4")
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(r.text)
+            for s in family.samples}  # fmt: skip
+
+
+def test_graph_facts_freshness_and_the_stale_flag(graph_server: Server) -> None:
+    samples = scrape(graph_server)
+    assets = {k[1]: v for k, v in samples.items() if k[0] == "lineagegraph_assets"}
+    assert assets[(("kind", "Dataset"), ("state", "present"), ("system", "s3"))] == 2
+    assert assets[(("kind", "Table"), ("state", "present"), ("system", "snowflake"))] == 1
+    assert samples[("lineagegraph_lineage_coverage_ratio", (("kind", "Dataset"),))] == 0.5
+    assert samples[("lineagegraph_lineage_coverage_ratio", (("kind", "Table"),))] == 1.0
+    stale = {k[1]: v for k, v in samples.items() if k[0] == "lineagegraph_source_stale"}
+    assert stale == {(("scope", "b"), ("system", "s3")): 0,
+                     (("scope", "a"), ("system", "snowflake")): 1}  # fmt: skip
+    last = {k[1]: v for k, v in samples.items()
+            if k[0] == "lineagegraph_source_last_success_timestamp_seconds"}  # fmt: skip
+    s3, sf = (
+        last[(("scope", "b"), ("system", "s3"))],
+        last[(("scope", "a"), ("system", "snowflake"))],
+    )
+    assert round((s3 - sf) / 3600) == 48
+    patient = scrape(graph_server, max_age_hours="72")
+    assert {v for k, v in patient.items() if k[0] == "lineagegraph_source_stale"} == {0}
+    bad = graph_server.get("/metrics", max_age_hours="soon")
+    assert bad.status_code == 400 and "max_age_hours" in bad.json()["reason"]
+
+
+def test_events_and_request_latency(graph_server: Server) -> None:
+    client(graph_server).emit(run_event("load", [("s3://b", "read")], [("s3://b", "out")]))
+    assert graph_server.post("{not json").status_code == 400
+    graph_server.get("/api/v1/namespaces")
+    graph_server.get("/api/v1/namespaces/x/nothing-here")
+    samples = scrape(graph_server)
+    assert samples[("lineagegraph_events_accepted_total", ())] == 1
+    assert samples[("lineagegraph_events_rejected_total", ())] == 1
+    count = "lineagegraph_http_request_duration_seconds_count"
+    route = (("method", "POST"), ("route", "/api/v1/lineage"))
+    assert samples[(count, (*route, ("status", "201")))] == 1
+    assert samples[(count, (*route, ("status", "400")))] == 1
+    namespaces = (("method", "GET"), ("route", "/api/v1/namespaces"), ("status", "200"))
+    assert samples[(count, namespaces)] == 1
+    assert samples[(count, (("method", "GET"), ("route", "unmatched"), ("status", "404")))] == 1
+    buckets = {k[1]: v for k, v in samples.items()
+               if k[0] == "lineagegraph_http_request_duration_seconds_bucket"
+               and ("route", "/api/v1/namespaces") in k[1]}  # fmt: skip
+    assert buckets[(("le", "+Inf"), *namespaces)] == 1
+
+
+def test_metrics_need_the_token_when_one_is_set(graph_server: Server) -> None:
+    r = requests.get(f"{graph_server.url}/metrics", timeout=30)
+    assert r.status_code == 401
+    assert r.headers["WWW-Authenticate"] == "Bearer"
