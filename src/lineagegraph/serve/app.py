@@ -24,7 +24,7 @@ from lineagegraph import __version__, lineage
 from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction
-from lineagegraph.serve import marquez, questions, reports
+from lineagegraph.serve import listings, marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import Metrics, get_metrics
@@ -204,6 +204,8 @@ def create_app(service: Service) -> ASGIApp:
         Route("/api/v1/lineage", post_lineage, methods=["POST"]),
         Route("/api/v1/lineage", get_lineage, methods=["GET"]),
         Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
+        Route("/api/v1/namespaces/{rest:path}", listings.namespace_route, methods=["GET"]),
+        Route("/api/v1/column-lineage", listings.column_lineage_route, methods=["GET"]),
         Route("/api/v1/search", get_search, methods=["GET"]),
         Route("/api/v1/upstream", _traversal("upstream"), methods=["GET"]),
         Route("/api/v1/downstream", _traversal("downstream"), methods=["GET"]),

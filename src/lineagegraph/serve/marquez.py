@@ -63,7 +63,7 @@ def node_id(kind: NodeType, namespace: str, name: str) -> str:
     return f"{kind.lower()}:{namespace}:{name}"
 
 
-def _splits(rest: str) -> list[tuple[str, str]]:
+def splits(rest: str) -> list[tuple[str, str]]:
     """Every (namespace, name) a node id's text may stand for, Marquez's reading first."""
     colons = [m.start() for m in re.finditer(":", rest)][:MAX_SPLITS]
     preferred = [m.start() for m in _MARQUEZ_DELIMITER.finditer(rest)][:1]
@@ -77,7 +77,7 @@ def resolve(store: GraphStore, text: str, rules: FoldRules) -> Node:
     if not sep or kind not in ("dataset", "job"):
         raise BadNodeId(f"nodeId {text!r} must start with 'dataset:' or 'job:'")
     candidates: list[tuple[str, str, str]] = []  # (urn, namespace, name)
-    for namespace, name in _splits(rest):
+    for namespace, name in splits(rest):
         if kind == "dataset":
             urns = identity.openlineage_urns(namespace, name, rules)
         else:
@@ -166,11 +166,11 @@ def _graph_nodes(
         inward[destination].append(edge)
         (reads if rel == "READS_FROM" else writes)[job].append(asset)
     nodes = [
-        _node(ids[urn], "DATASET", _dataset(row), inward[urn], outward[urn])
+        _node(ids[urn], "DATASET", dataset_data(row), inward[urn], outward[urn])
         for urn, row in asset_rows.items()
     ]
     nodes += [
-        _node(ids[urn], "JOB", _job(row, reads[urn], writes[urn]), inward[urn],
+        _node(ids[urn], "JOB", job_data(row, reads[urn], writes[urn]), inward[urn],
               outward[urn])
         for urn, row in job_rows.items()
     ]  # fmt: skip
@@ -190,7 +190,7 @@ def iso(ms: int | None) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).isoformat().replace("+00:00", "Z")
 
 
-def _dataset(row: dict[str, Any]) -> dict[str, Any]:
+def dataset_data(row: dict[str, Any]) -> dict[str, Any]:
     namespace, name = identity.openlineage_name(row["urn"])
     return {
         "id": {"namespace": namespace, "name": name},
@@ -214,7 +214,7 @@ def _dataset(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _job(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -> dict[str, Any]:
+def job_data(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -> dict[str, Any]:
     namespace, name = identity.openlineage_job_name(row["urn"], row["name"] or "")
 
     def named(urns: Iterable[str]) -> list[dict[str, str]]:

@@ -1,0 +1,256 @@
+"""Marquez's listings and column lineage, which its UI and client libraries call first:
+
+    GET /api/v1/namespaces/{namespace}                    a Namespace
+    GET /api/v1/namespaces/{namespace}/datasets           a DatasetList (limit, offset)
+    GET /api/v1/namespaces/{namespace}/datasets/{name}    a Dataset
+    GET /api/v1/namespaces/{namespace}/jobs               a JobList (limit, offset)
+    GET /api/v1/namespaces/{namespace}/jobs/{name}        a Job
+    GET /api/v1/column-lineage?nodeId=datasetField:NS:NAME:FIELD&depth=N&withDownstream=false
+
+Namespaces and names hold '/' (`s3://bucket`, `sales/2024`), so clients send them
+percent-encoded (`s3:%2F%2Fbucket`); the path is split on its raw '/' before decoding, and a
+name may also come unencoded after `datasets/` or `jobs/`. Names map to urns and back through
+lineagegraph.identity, so what a listing shows opens its dataset or job exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from lineagegraph import identity
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.identity import FoldRules, IdentityError
+from lineagegraph.lineage import suggest
+from lineagegraph.serve import marquez
+from lineagegraph.serve.events import BadRequest
+from lineagegraph.serve.guard import error
+from lineagegraph.serve.marquez import BadNodeId, NodeNotFound, dataset_data, job_data
+from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
+
+PREFIX = "/api/v1/namespaces/"
+LIMIT, MAX_LIMIT = 100, 10_000  # Marquez's default page
+MAX_OFFSET = 10**9
+FIELD = "datasetField"
+
+
+def datasets(store: GraphStore, namespace: str, limit: int, offset: int) -> dict[str, Any]:
+    """Marquez's DatasetList: one page of the namespace's datasets, by urn."""
+    where = _dataset_prefix(namespace)
+    rows = store.read("serve_namespace_assets", {**where, "skip": offset, "limit": limit})
+    [count] = store.read("serve_namespace_asset_count", where)
+    return {"totalCount": count["total"], "datasets": [dataset_data(r) for r in rows]}
+
+
+def _dataset_prefix(namespace: str) -> dict[str, str]:
+    """The urns of a dataset namespace: its root and what its datasets' urns start with (the
+    inverse of identity.openlineage_name)."""
+    if namespace == "file":
+        return {"root": "file://", "prefix": "file://"}
+    if "://" in namespace:
+        return {"root": namespace, "prefix": namespace.rstrip("/") + "/"}
+    return {"root": f"{namespace}:///", "prefix": f"{namespace}:///"}
+
+
+def dataset(store: GraphStore, namespace: str, name: str, rules: FoldRules) -> dict[str, Any]:
+    """Marquez's Dataset, deleted ones included (`deleted: true`)."""
+    urns = identity.openlineage_urns(namespace, name, rules)
+    rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": urns})}
+    for urn in urns:
+        if urn in rows:
+            return dataset_data(rows[urn])
+    close = suggest(store, urns[0]) if urns else []
+    raise NodeNotFound(f"no dataset {name!r} in namespace {namespace!r}", close)
+
+
+def jobs(store: GraphStore, namespace: str, limit: int, offset: int) -> dict[str, Any]:
+    """Marquez's JobList: one page of the namespace's jobs, by urn."""
+    prefixes = [f"openlineage://{namespace}/"]
+    if "://" in namespace:
+        prefixes.append(namespace.rstrip("/") + "/")
+    urns = [
+        row["urn"]
+        for row in store.read("serve_transformations_under", {"prefixes": prefixes})
+        if identity.openlineage_job_name(row["urn"], row["name"] or "")[0] == namespace
+    ]
+    return {"totalCount": len(urns), "jobs": _jobs(store, urns[offset : offset + limit])}
+
+
+def job(store: GraphStore, namespace: str, name: str) -> dict[str, Any]:
+    """Marquez's Job, with its inputs and outputs."""
+    urns = identity.openlineage_job_urns(namespace, name)
+    found = {r["urn"] for r in store.read("serve_jobs", {"urns": urns})}
+    for urn in urns:
+        if urn in found:
+            return _jobs(store, [urn])[0]
+    raise NodeNotFound(f"no job {name!r} in namespace {namespace!r}", [])
+
+
+def _jobs(store: GraphStore, urns: list[str]) -> list[dict[str, Any]]:
+    rows = {r["urn"]: r for r in store.read("serve_jobs", {"urns": urns})}
+    reads: dict[str, list[str]] = {urn: [] for urn in urns}
+    writes: dict[str, list[str]] = {urn: [] for urn in urns}
+    for row in store.read("serve_job_assets", {"urns": urns, "include_deleted": False}):
+        (reads if row["rel"] == "READS_FROM" else writes)[row["job"]].append(row["asset"])
+    return [job_data(rows[u], sorted(reads[u]), sorted(writes[u])) for u in urns if u in rows]
+
+
+def namespace(store: GraphStore, name: str) -> dict[str, Any]:
+    """Marquez's Namespace."""
+    for found in marquez.namespaces(store)["namespaces"]:
+        if found["name"] == name:
+            return found
+    raise NodeNotFound(f"no namespace {name!r} in the graph", [])
+
+
+# --- column lineage -------------------------------------------------------------------------
+
+
+def column_lineage(
+    store: GraphStore, text: str, depth: int, downstream: bool, rules: FoldRules
+) -> dict[str, Any]:
+    """Marquez's column LineageGraph: the fields upstream of the start within `depth` FEEDS
+    hops (and downstream with `withDownstream`), as DATASET_FIELD nodes. Edges are Marquez's:
+    an input's outEdges run input -> field, a field's inEdges field -> input."""
+    starts = resolve_fields(store, text, rules)
+    feeds: set[tuple[str, str]] = set()  # (input column, the column it feeds)
+    steps = [("lineage_column_upstream_step", False)]
+    if downstream:
+        steps.append(("lineage_column_downstream_step", True))
+    for statement, forward in steps:
+        seen, frontier = set(starts), sorted(starts)
+        for _ in range(depth):
+            rows = store.read(statement, {"frontier": frontier, "include_deleted": False})
+            feeds |= {(r["reached_from"], r["urn"]) if forward else (r["urn"], r["reached_from"])
+                      for r in rows}  # fmt: skip
+            frontier = sorted({r["urn"] for r in rows} - seen)
+            seen.update(frontier)
+            if not frontier:
+                break
+    urns = set(starts) | {u for edge in feeds for u in edge}
+    fields = {r["urn"]: _field(r) for r in store.read("serve_columns", {"urns": sorted(urns)})}
+    return {"graph": _field_nodes(fields, feeds)}
+
+
+def _field(row: dict[str, Any]) -> dict[str, Any]:
+    namespace, name = identity.openlineage_name(row["asset"])
+    return {"namespace": namespace, "dataset": name, "datasetVersion": None,
+            "field": row["name"], "transformationDescription": None,
+            "transformationType": None}  # fmt: skip
+
+
+def _field_id(field: dict[str, Any]) -> str:
+    return f"{FIELD}:{field['namespace']}:{field['dataset']}:{field['field']}"
+
+
+def _field_nodes(
+    fields: dict[str, dict[str, Any]], feeds: set[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    ins: dict[str, list[dict[str, str]]] = {urn: [] for urn in fields}
+    outs: dict[str, list[dict[str, str]]] = {urn: [] for urn in fields}
+    inputs: dict[str, list[dict[str, Any]]] = {urn: [] for urn in fields}
+    for src, dst in sorted(feeds):
+        if src not in fields or dst not in fields:
+            continue
+        source, target = _field_id(fields[src]), _field_id(fields[dst])
+        outs[src].append({"origin": source, "destination": target})
+        ins[dst].append({"origin": target, "destination": source})
+        inputs[dst].append(fields[src])
+    nodes = [
+        {"id": _field_id(f), "type": "DATASET_FIELD",
+         "data": {**f, "fieldType": None, "inputFields": inputs[urn], "urn": urn},
+         "inEdges": ins[urn], "outEdges": outs[urn]}
+        for urn, f in fields.items()
+    ]  # fmt: skip
+    return sorted(nodes, key=lambda n: n["id"])
+
+
+def resolve_fields(store: GraphStore, text: str, rules: FoldRules) -> list[str]:
+    """The column urns a node id starts from: `datasetField:NS:NAME:FIELD` one column,
+    `dataset:NS:NAME` every column of the dataset (as Marquez)."""
+    kind, sep, rest = text.partition(":")
+    if kind == "dataset":
+        asset = marquez.resolve(store, text, rules).urn
+        rows = store.read("lineage_columns_of", {"asset": asset, "limit": MAX_LIMIT})
+        names = [r["name"] for r in rows]
+        if not names:
+            raise NodeNotFound(f"dataset {rest!r} has no columns in the graph", [])
+        return [identity.column_urn(asset, name) for name in names]
+    if kind != FIELD or not sep:
+        raise BadNodeId(f"nodeId {text!r} must start with '{FIELD}:' or 'dataset:'")
+    candidates: list[str] = []
+    colons = [m.start() for m in re.finditer(":", rest)][::-1][: marquez.MAX_SPLITS]
+    for colon in colons:  # the field's own ':' are rarer than the name's: rightmost first
+        for ns, name in marquez.splits(rest[:colon]):
+            for asset in identity.openlineage_urns(ns, name, rules):
+                with contextlib.suppress(IdentityError):
+                    candidates.append(identity.column_urn(asset, rest[colon + 1 :]))
+    if not candidates:
+        raise BadNodeId(f"nodeId {text!r} must be {FIELD}:{{namespace}}:{{name}}:{{field}}")
+    found = {r["urn"] for r in store.read("serve_columns", {"urns": candidates})}
+    for urn in candidates:
+        if urn in found:
+            return [urn]
+    raise NodeNotFound(f"no field {rest!r} in the graph", suggest(store, candidates[0]))
+
+
+# --- routes ---------------------------------------------------------------------------------
+
+
+async def _ask(request: Request, question: Callable[..., Any], *args: Any) -> Response:
+    try:
+        return await answer(request, question, *args)
+    except BadNodeId as exc:
+        return error(400, str(exc))
+    except NodeNotFound as exc:
+        return error(404, str(exc), suggestions=exc.suggestions)
+
+
+def _segments(request: Request) -> list[str]:
+    """The decoded segments after /api/v1/namespaces/, split on the raw path's '/'."""
+    raw: bytes = request.scope.get("raw_path") or request.url.path.encode()
+    text = raw.decode("latin-1").split("?", 1)[0][len(PREFIX) :]
+    try:
+        return [unquote(part, errors="strict") for part in text.split("/")]
+    except UnicodeDecodeError:
+        raise BadRequest("the path is not percent-encoded UTF-8") from None
+
+
+async def namespace_route(request: Request) -> Response:
+    """Everything under /api/v1/namespaces/{namespace}."""
+    rules = request.app.state.service.rules
+    try:
+        ns, *rest = _segments(request)
+        if not ns:
+            raise BadRequest("the namespace is empty")
+        if not rest:
+            return await _ask(request, namespace, ns)
+        what, name = rest[0], "/".join(rest[1:])
+        if what not in ("datasets", "jobs") or (len(rest) > 1 and not name):
+            return error(404, f"no route {request.url.path!r}")
+        if name:
+            if what == "datasets":
+                return await _ask(request, dataset, ns, name, rules)
+            return await _ask(request, job, ns, name)
+        limit = int_param(request, "limit", LIMIT, 1, MAX_LIMIT)
+        offset = int_param(request, "offset", 0, 0, MAX_OFFSET)
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await _ask(request, datasets if what == "datasets" else jobs, ns, limit, offset)
+
+
+async def column_lineage_route(request: Request) -> Response:
+    try:
+        node = text_param(request, "nodeId")
+        depth = int_param(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
+        downstream = flag_param(request, "withDownstream")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    rules = request.app.state.service.rules
+    return await _ask(request, column_lineage, node, depth, downstream, rules)
