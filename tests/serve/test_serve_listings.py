@@ -160,3 +160,11 @@ def test_column_lineage_bad_ids(odd_server: Server) -> None:
     assert odd_server.get("/api/v1/column-lineage").status_code == 400
     assert odd_server.get("/api/v1/column-lineage", nodeId=field(ODD[2], "total"),
                           withDownstream="perhaps").status_code == 400  # fmt: skip
+
+
+def test_the_openapi_document_names_the_new_routes(odd_server: Server) -> None:
+    spec = requests.get(f"{odd_server.url}/openapi.json", timeout=30).json()
+    assert {
+        "/api/v1/namespaces/{namespace}/datasets/{dataset}", "/api/v1/namespaces/{namespace}/jobs",
+        "/api/v1/column-lineage", "/api/v1/orphans", "/api/v1/cost", "/metrics",
+    } <= set(spec["paths"])  # fmt: skip

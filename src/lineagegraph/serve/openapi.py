@@ -32,6 +32,26 @@ def _get(summary: str, *parameters: Any) -> dict[str, Any]:
     return {"get": {"summary": summary, "parameters": list(parameters), "responses": responses}}
 
 
+def _path(name: str, description: str) -> Any:
+    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
+            "description": f"{description}, percent-encoded ('/' as %2F)"}  # fmt: skip
+
+
+_NS = _path("namespace", "an OpenLineage namespace, as /api/v1/namespaces lists it")
+_PAGE = (
+    _query("limit", "results at most (default 100)", kind="integer"),
+    _query("offset", "results to skip (default 0)", kind="integer"),
+)
+_REPORT = (
+    _query("as_of", "end of the lookback window: 2024-06-30, an ISO time or epoch ms"),
+    _query("lookback_days", "reads within this many days count as consumption", kind="integer"),
+    _query("exclude", "a key glob never called orphaned (repeatable)"),
+    _query("bucket", "only this bucket (repeatable)"),
+    _query("include_deleted", "true: also count soft-deleted objects", kind="boolean"),
+    _query("by", "rows per dataset-class (default), dataset, bucket or class"),
+    _query("top", "datasets ranked by cost (default 10)", kind="integer"),
+    _query("format", "json (the whole report, default) or csv (its rows; also Accept: text/csv)"),
+)
 _NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
 _DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
 
@@ -41,7 +61,7 @@ OPENAPI: dict[str, Any] = {
         "title": "lineagegraph",
         "version": __version__,
         "description": "OpenLineage events in; Marquez-compatible lineage out. With a token "
-        "set, /api/v1 needs 'Authorization: Bearer <token>'.",
+        "set, /api/v1 and /metrics need 'Authorization: Bearer <token>'.",
     },
     "paths": {
         "/api/v1/lineage": {
@@ -79,6 +99,32 @@ OPENAPI: dict[str, Any] = {
             },
         },
         "/api/v1/namespaces": _get("Marquez's namespace list: dataset and job namespaces"),
+        "/api/v1/namespaces/{namespace}": _get("Marquez's namespace", _NS),
+        "/api/v1/namespaces/{namespace}/datasets": _get(
+            "Marquez's dataset list: the namespace's datasets, by urn", _NS, *_PAGE
+        ),
+        "/api/v1/namespaces/{namespace}/datasets/{dataset}": _get(
+            "Marquez's dataset", _NS, _path("dataset", "the dataset's OpenLineage name")
+        ),
+        "/api/v1/namespaces/{namespace}/jobs": _get(
+            "Marquez's job list: the namespace's jobs with their inputs and outputs", _NS, *_PAGE
+        ),
+        "/api/v1/namespaces/{namespace}/jobs/{job}": _get(
+            "Marquez's job", _NS, _path("job", "the job's OpenLineage name")
+        ),
+        "/api/v1/column-lineage": _get(
+            "Marquez's column lineage (DATASET_FIELD nodes): the fields feeding a field",
+            _query(
+                "nodeId",
+                "datasetField:{namespace}:{name}:{field}, or dataset:{namespace}:"
+                "{name} for all its fields",
+                required=True,
+            ),
+            _DEPTH,
+            _query("withDownstream", "true: also the fields it feeds", kind="boolean"),
+        ),
+        "/api/v1/orphans": _get("S3 objects nothing consumed (as `orphans`)", *_REPORT),
+        "/api/v1/cost": _get("S3 storage cost, orphaned share (as `cost-report`)", *_REPORT),
         "/api/v1/search": _get(
             "Marquez's search: datasets and jobs whose name holds q",
             _query("q", "text to look for (case-insensitive)", required=True),
@@ -113,6 +159,22 @@ OPENAPI: dict[str, Any] = {
             "get": {
                 "summary": "Liveness, events accepted and waiting, the last ingest error",
                 "responses": {"200": {"description": "{status: ok | degraded, ...}"}},
+            }
+        },
+        "/metrics": {
+            "get": {
+                "summary": "Prometheus text: assets, lineage coverage, source freshness and "
+                "stale flags, events, request latency (needs the token when one is set)",
+                "parameters": [
+                    _query(
+                        "max_age_hours", "a source is stale past this (default 26)", kind="number"
+                    )
+                ],
+                "responses": {
+                    "200": {"description": "text/plain; version=0.0.4"},
+                    "400": _ERROR,
+                    "401": _ERROR,
+                },
             }
         },
         "/openapi.json": {
