@@ -28,8 +28,10 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     Point OpenLineage integrations (Airflow, Spark, dbt, openlineage-python) at it with
     OPENLINEAGE_URL=http://HOST:PORT; each event is on disk before it is acknowledged and in
     the graph about a second later. Scripts written for Marquez read lineage unchanged:
-    GET /api/v1/lineage?nodeId=dataset:NAMESPACE:NAME&depth=N. Also /healthz and
-    /openapi.json. Stop with Ctrl-C or SIGTERM: events already accepted are ingested first.
+    GET /api/v1/lineage?nodeId=dataset:NAMESPACE:NAME&depth=N, Marquez's dataset and job
+    listings and column lineage too. Also the orphans and cost reports (/api/v1/orphans,
+    /api/v1/cost, JSON or CSV), Prometheus /metrics, /healthz and /openapi.json (every
+    route). Stop with Ctrl-C or SIGTERM: events already accepted are ingested first.
 
     \b
     Example:
