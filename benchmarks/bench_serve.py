@@ -16,8 +16,18 @@ each figure: this machine is shared, and client, server and store all run on its
 
 The goal: at least 2,000 events/s into the graph.
 
-    python benchmarks/bench_serve.py                # 10,000 events, 4 clients
-    python benchmarks/bench_serve.py --events 20000 --clients 8
+Then the read figure: `GET /api/v1/lineage?nodeId=dataset:...&depth=20` on a warm server, p50
+and p95 over --requests requests (one client, keep-alive), against the same answer from
+lineagegraph.serve.marquez called in this process on the same store (the ratio is the cost of
+HTTP, JSON and the server's read lock). The graph: --read-assets S3 datasets in domains of 100
+(25 layers of 4), each dataset but the first layer's written by its own job reading 1-2 of the
+layer before, so a depth-20 answer is a domain (~100 datasets, ~100 jobs) as in a real lake,
+not the whole graph. The issue's goal is p95 under 50 ms at 1,000,000 assets on a quiet
+machine; the default 100,000 builds in about a minute here.
+
+    python benchmarks/bench_serve.py                # 10,000 events, 4 clients; reads
+    python benchmarks/bench_serve.py --events 20000 --clients 8 --part ingest
+    python benchmarks/bench_serve.py --part reads --read-assets 1000000
 """
 
 from __future__ import annotations
@@ -25,7 +35,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,10 +52,17 @@ from bench_openlineage import events
 from small import parse_args, server_pid
 
 from lineagegraph.graph.store import open_store
+from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.identity import NO_FOLD_RULES
+from lineagegraph.model import Asset, Item, Transformation
+from lineagegraph.serve import marquez
 from lineagegraph.settings import GraphSettings
 
 GOAL = 2000
+READ_GOAL_MS = 50
+LAYERS, WIDTH = 25, 4  # a read domain: 100 datasets
+T0 = 1_700_000_000_000
 TOKEN = "bench-token"
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -130,9 +149,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=4)
-    args = parse_args(parser, events=300, clients=2)
+    parser.add_argument("--part", choices=["ingest", "reads", "both"], default="both")
+    parser.add_argument("--read-assets", type=int, default=100_000)
+    parser.add_argument("--requests", type=int, default=200)
+    args = parse_args(parser, events=300, clients=2, read_assets=500, requests=20)
     with tempfile.TemporaryDirectory(prefix="bench-serve-", ignore_cleanup_errors=True) as tmp:
-        run_benchmark(args.events, args.clients, Path(tmp))
+        if args.part in ("ingest", "both"):
+            run_benchmark(args.events, args.clients, Path(tmp))
+        if args.part in ("reads", "both"):
+            run_reads(args.read_assets, args.requests, Path(tmp) / "reads")
 
 
 def run_benchmark(n: int, clients: int, root: Path) -> None:
@@ -202,6 +227,97 @@ def served(
 def cpu_line(cpu: tuple[float, float, float], n: int) -> str:
     client, server, store = (1000 * c / n for c in cpu)
     return f"clients {client:.2f} s + serve {server:.2f} s + store {store:.2f} s"
+
+
+def read_graph(n_assets: int, seed: int = 7) -> tuple[list[str], list[Item]]:
+    """Domains of LAYERS x WIDTH datasets, each past the first written by its own job that
+    reads 1-2 of the layer before; also the mid-layer datasets to start reads from."""
+    rnd = random.Random(seed)
+    starts: list[str] = []
+    items: list[Item] = []
+    for d in range(max(1, n_assets // (LAYERS * WIDTH))):
+        layers = [[f"s3://bench-read/d{d}/l{k}/t{i}" for i in range(WIDTH)] for k in range(LAYERS)]
+        items += [Asset(u, "Dataset", "s3", u.rsplit("/", 1)[1], T0) for x in layers for u in x]
+        for k in range(1, LAYERS):
+            for i, target in enumerate(layers[k]):
+                name = f"d{d}.l{k}.t{i}"
+                reads = tuple(rnd.sample(layers[k - 1], rnd.randint(1, 2)))
+                job = f"openlineage://bench/{name}"
+                items.append(Transformation(job, "openlineage", name, f"run-{name}", T0,
+                                            reads=reads, writes=(target,)))  # fmt: skip
+        starts.append(layers[LAYERS // 2][rnd.randrange(WIDTH)])
+    return starts, items
+
+
+def run_reads(n_assets: int, n_requests: int, data_dir: Path) -> None:
+    """p50/p95 of GET /api/v1/lineage depth 20 against the same call in this process."""
+    urns, items = read_graph(n_assets)
+    start = time.perf_counter()
+    with open_store(GraphSettings(data_dir=data_dir)) as store:
+        store.init_schema()
+        writer = GraphWriter(store)
+        writer.add_all(items)
+        writer.flush()
+    build_s = time.perf_counter() - start
+    nodes = [f"dataset:s3://bench-read:{u.removeprefix('s3://bench-read/')}" for u in urns]
+    picks = [nodes[i % len(nodes)] for i in random.Random(3).sample(range(n_requests * 7),
+                                                                     n_requests)]  # fmt: skip
+    port = free_port()
+    process = start_server(data_dir, port)
+    try:
+        load = os.getloadavg()[0]
+        http_ms, sizes = http_reads(port, picks)
+        http_load = os.getloadavg()[0]
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+    with open_store(GraphSettings(data_dir=data_dir)) as store:
+        for node in picks[:10]:  # warm, as the server was
+            marquez.lineage(store, node, 20, NO_FOLD_RULES)
+        local_ms = [timed_ms(lambda n=node: marquez.lineage(store, n, 20, NO_FOLD_RULES))
+                    for node in picks]  # fmt: skip
+    http95, local95 = p95(http_ms), p95(local_ms)
+    print(f"read graph: {n_assets:,} datasets, {len(items) - n_assets:,} jobs, built in "
+          f"{build_s:.1f} s; answers of {statistics.median(sizes):.0f} nodes (median)")  # fmt: skip
+    print(f"GET /api/v1/lineage depth 20: p50 {statistics.median(http_ms):.1f} ms, p95 "
+          f"{http95:.1f} ms over {len(picks)} requests; load {load:.1f} -> "
+          f"{http_load:.1f}")  # fmt: skip
+    print(f"in-process marquez.lineage depth 20: p50 {statistics.median(local_ms):.1f} ms, "
+          f"p95 {local95:.1f} ms")  # fmt: skip
+    verdict = "met" if http95 < READ_GOAL_MS else "NOT met"
+    print(f"ratio: HTTP p95 {http95 / local95:.2f}x in-process; goal p95 < {READ_GOAL_MS} ms "
+          f"(at 1,000,000 assets, quiet machine): {verdict} at {n_assets:,}")  # fmt: skip
+
+
+def http_reads(port: int, nodes: list[str]) -> tuple[list[float], list[int]]:
+    url = f"http://127.0.0.1:{port}/api/v1/lineage"
+    with requests.Session() as session:
+        session.headers["Authorization"] = f"Bearer {TOKEN}"
+
+        def get(node: str) -> requests.Response:
+            answer = session.get(url, params={"nodeId": node, "depth": 20}, timeout=60)
+            answer.raise_for_status()
+            return answer
+
+        for node in nodes[:10]:
+            get(node)  # warm
+        times, sizes = [], []
+        for node in nodes:
+            begin = time.perf_counter()
+            answer = get(node)
+            times.append((time.perf_counter() - begin) * 1000)
+            sizes.append(len(answer.json()["graph"]))
+    return times, sizes
+
+
+def timed_ms(call: Callable[[], object]) -> float:
+    begin = time.perf_counter()
+    call()
+    return (time.perf_counter() - begin) * 1000
+
+
+def p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
 if __name__ == "__main__":

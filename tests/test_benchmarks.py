@@ -26,7 +26,12 @@ FIGURES = {
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
     "bench_openlineage": [r"[\d,]+ events/s", r"ratio: harvest [\d.]+x the baseline"],
-    "bench_serve": [r"into the graph: [\d,]+ events/s", r"ratio: serve [\d.]+x harvest"],
+    "bench_serve": [
+        r"into the graph: [\d,]+ events/s",
+        r"ratio: serve [\d.]+x harvest",
+        r"depth 20: p50 [\d.]+ ms, p95 [\d.]+ ms",
+        r"ratio: HTTP p95 [\d.]+x",
+    ],
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
