@@ -162,12 +162,11 @@ def _field_nodes(
         outs[src].append({"origin": source, "destination": target})
         ins[dst].append({"origin": target, "destination": source})
         inputs[dst].append(fields[src])
-    nodes = [
-        {"id": _field_id(f), "type": "DATASET_FIELD",
-         "data": {**f, "fieldType": None, "inputFields": inputs[urn], "urn": urn},
-         "inEdges": ins[urn], "outEdges": outs[urn]}
-        for urn, f in fields.items()
-    ]  # fmt: skip
+    nodes: list[dict[str, Any]] = []
+    for urn, f in fields.items():
+        data: dict[str, Any] = {**f, "fieldType": None, "inputFields": inputs[urn], "urn": urn}
+        nodes.append({"id": _field_id(f), "type": "DATASET_FIELD", "data": data,
+                      "inEdges": ins[urn], "outEdges": outs[urn]})  # fmt: skip
     return sorted(nodes, key=lambda n: n["id"])
 
 

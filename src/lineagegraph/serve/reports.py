@@ -45,9 +45,10 @@ def report_options(request: Request, settings: Settings, kind: Kind) -> ReportOp
     by = query.get("by", "dataset-class")
     if by not in GROUPINGS:
         raise BadRequest(f"by must be one of {', '.join(GROUPINGS)} (got {by[:40]!r})")
-    lookback = int_param(request, "lookback_days", 0, 1, MAX_LOOKBACK_DAYS) if "lookback_days" \
-        in query else None  # fmt: skip
-    top = int_param(request, "top", 0, 1, MAX_TOP) if "top" in query else None
+    lookback, top = (
+        int_param(request, name, 0, 1, high) if name in query else None
+        for name, high in (("lookback_days", MAX_LOOKBACK_DAYS), ("top", MAX_TOP))
+    )
     return build_options(
         settings.reports, kind, as_of=as_of, lookback_days=lookback,
         exclude=query.getlist("exclude"), buckets=query.getlist("bucket"),
