@@ -31,6 +31,10 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     GET /api/v1/lineage?nodeId=dataset:NAMESPACE:NAME&depth=N. Also /healthz and
     /openapi.json. Stop with Ctrl-C or SIGTERM: events already accepted are ingested first.
 
+    While it runs, the embedded store stays loaded: other lineagegraph commands on the same
+    data directory (upstream, path, status, ...) use its server and answer without loading the
+    graph again.
+
     \b
     Example:
       LINEAGEGRAPH_SERVE__TOKEN=s3cret lineagegraph serve --port 5000
