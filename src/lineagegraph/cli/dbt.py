@@ -9,7 +9,6 @@ import click
 from lineagegraph.cli.app import App, harvest
 from lineagegraph.cli.harvesting import harvest_with
 from lineagegraph.errors import ConfigError, HarvestError
-from lineagegraph.harvest.dbt import DbtHarvester
 from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)
@@ -54,6 +53,8 @@ def dbt_command(
             "no dbt target directory: give --target-path or set [dbt] target_path "
             "(LINEAGEGRAPH_DBT__TARGET_PATH)"
         )
+    from lineagegraph.harvest.dbt import DbtHarvester  # brings sqlglot: only when harvesting
+
     reports = harvest_with(app, DbtHarvester(), settings)
     problems = sum(len(report.warnings) for report in reports)
     if strict and problems:

@@ -7,12 +7,15 @@ import shlex
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from lineagegraph.cli.app import cli
-from lineagegraph.demo.run import DemoResult, run_demo
 from lineagegraph.render import impact_text, paths_text
+
+if TYPE_CHECKING:  # the demo brings the Snowflake connector and boto3: imported when run
+    from lineagegraph.demo.run import DemoResult
 
 
 @cli.command()
@@ -40,6 +43,8 @@ def demo(workdir: Path) -> None:
       lineagegraph --data-dir lineagegraph-demo/graph status
       lineagegraph --data-dir lineagegraph-demo/graph downstream s3://acme-raw/events
     """
+    from lineagegraph.demo.run import run_demo
+
     result = run_demo(workdir, echo=lambda line: click.echo(line, err=True))
     click.echo(summary(result, workdir))
 

@@ -8,12 +8,6 @@ from lineagegraph.cli.app import App, harvest
 from lineagegraph.cli.harvesting import harvest_with, show
 from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
-from lineagegraph.harvest.s3 import S3Harvester, harvest_report, ticks
-from lineagegraph.harvest.s3_inventory import (
-    harvest_s3_inventory,
-    harvest_s3_inventory_spark,
-    spark_session,
-)
 from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)
@@ -71,6 +65,8 @@ def s3(
     )
     if not bucket and not settings.s3.buckets:
         raise click.UsageError("give --bucket, or list buckets in the s3.buckets setting")
+    from lineagegraph.harvest.s3 import S3Harvester  # brings boto3: only when harvesting
+
     harvest_with(app, S3Harvester(bucket, prefixes, allow_mass_delete), settings)
 
 
@@ -117,6 +113,13 @@ def s3_inventory(
     """
     if spark_master and allow_mass_delete:
         raise click.UsageError("--allow-mass-delete has no effect with --spark: it deletes nothing")
+    from lineagegraph.harvest.s3 import harvest_report, ticks  # boto3: only when harvesting
+    from lineagegraph.harvest.s3_inventory import (
+        harvest_s3_inventory,
+        harvest_s3_inventory_spark,
+        spark_session,
+    )
+
     settings = with_overrides(app.settings, "s3", endpoint_url=endpoint_url)
     with app.store() as store:
         if spark_master:

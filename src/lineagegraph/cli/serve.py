@@ -33,6 +33,10 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     /api/v1/cost, JSON or CSV), Prometheus /metrics, /healthz and /openapi.json (every
     route). Stop with Ctrl-C or SIGTERM: events already accepted are ingested first.
 
+    While it runs, the embedded store stays loaded: other lineagegraph commands on the same
+    data directory (upstream, path, status, ...) use its server and answer without loading the
+    graph again.
+
     \b
     Example:
       LINEAGEGRAPH_SERVE__TOKEN=s3cret lineagegraph serve --port 5000

@@ -6,7 +6,6 @@ import click
 
 from lineagegraph.cli.app import App, harvest
 from lineagegraph.cli.harvesting import harvest_with
-from lineagegraph.harvest.snowflake.harvester import SnowflakeHarvester, urn_account
 from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)
@@ -54,5 +53,8 @@ def snowflake(
         overlap_hours=overlap_hours,
         fetch_size=fetch_size,
     )
+    # Brings the Snowflake connector: imported only when harvesting.
+    from lineagegraph.harvest.snowflake.harvester import SnowflakeHarvester, urn_account
+
     urn_account(settings)  # a missing account is a settings error before the store is opened
     harvest_with(app, SnowflakeHarvester(), settings)

@@ -80,11 +80,15 @@ class EmbeddedServer:
             with self._start_lock():
                 self._use_lock = self._lock_fd("store.lock")
                 fcntl.flock(self._use_lock, fcntl.LOCK_SH)
-                if not self._join_live_server():
+                joined = self._join_live_server()
+                if not joined:
                     self._start()
         except BaseException:
             self._close_fds()
             raise
+        if log.isEnabledFor(logging.DEBUG):  # --debug says whether this command answers warm
+            how = "joined the running" if joined else "started an"
+            log.debug("%s embedded server in %s (pid %d)", how, self.data_dir, self.server_pid())
         return self.socket_path
 
     def release(self) -> None:
