@@ -20,14 +20,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from lineagegraph import __version__, lineage, render
-from lineagegraph.errors import LineageGraphError, StoreError
+from lineagegraph import __version__, lineage
+from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction
-from lineagegraph.serve import marquez, questions
+from lineagegraph.serve import explorer, marquez, questions
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.openapi import OPENAPI
+from lineagegraph.serve.reads import answer as _answer
+from lineagegraph.serve.reads import include_deleted as _deleted
+from lineagegraph.serve.reads import int_param as _int
+from lineagegraph.serve.reads import text_param as _text
 from lineagegraph.serve.spool import Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
@@ -102,40 +106,6 @@ async def get_lineage(request: Request) -> Response:
     return JSONResponse(graph)
 
 
-def _int(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name, str(default))
-    try:
-        value = int(raw)
-    except ValueError:
-        value = low - 1
-    if not low <= value <= high:
-        raise BadRequest(f"{name} must be an integer from {low} to {high} (got {raw[:40]!r})")
-    return value
-
-
-def _text(request: Request, name: str) -> str:
-    value = request.query_params.get(name)
-    if not value:
-        raise BadRequest(f"the {name} query parameter is required")
-    return value
-
-
-async def _answer(request: Request, question: Callable[..., Any], *args: Any) -> Response:
-    """Run a read in a worker thread; the library's errors become JSON answers."""
-    service: Service = request.app.state.service
-    try:
-        value = await run_in_threadpool(service.read, question, *args)
-    except lineage.AssetNotFound as exc:
-        return error(404, str(exc).partition("; did you mean")[0], suggestions=exc.suggestions)
-    except lineage.AssetDeleted as exc:
-        return error(410, str(exc))
-    except StoreError:
-        raise
-    except LineageGraphError as exc:
-        return error(400, str(exc))
-    return Response(render.to_json(value), media_type="application/json")
-
-
 async def get_namespaces(request: Request) -> Response:
     return await _answer(request, marquez.namespaces)
 
@@ -164,10 +134,6 @@ def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]
                              _deleted(request))  # fmt: skip
 
     return route
-
-
-def _deleted(request: Request) -> bool:
-    return request.query_params.get("include_deleted", "").lower() in ("1", "true", "yes")
 
 
 async def get_impact(request: Request) -> Response:
@@ -241,6 +207,7 @@ def create_app(service: Service) -> ASGIApp:
         Route("/api/v1/path", get_path, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        *explorer.ROUTES,
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         HTTPException: _http_error,

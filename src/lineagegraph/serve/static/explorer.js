@@ -1,0 +1,265 @@
+// The lineagegraph explorer: plain JavaScript, no library, nothing fetched from elsewhere.
+// Pictures are SVG drawn by the server (/api/v1/explore/*); this script asks for them, shows
+// them and reacts to clicks. A token typed in is kept in sessionStorage (this tab only) and sent
+// as an `Authorization: Bearer` header.
+"use strict";
+
+const TOKEN_KEY = "lineagegraph-token";
+const $ = (id) => document.getElementById(id);
+// What the lineage picture shows: its start, and the nodes clicked to grow it.
+const state = { mode: "lineage", name: null, expanded: [], selected: null };
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY) || "";
+}
+
+async function getJSON(path, params) {
+  const url = new URL(path, window.location.origin);
+  for (const [key, value] of params) url.searchParams.append(key, value);
+  const headers = { Accept: "application/json" };
+  if (token()) headers.Authorization = "Bearer " + token();
+  const response = await fetch(url, { headers });
+  const body = await response.json().catch(() => ({ reason: response.statusText }));
+  if (!response.ok) {
+    const error = new Error(body.reason || response.statusText);
+    error.status = response.status;
+    error.suggestions = body.suggestions || [];
+    throw error;
+  }
+  return body;
+}
+
+function say(text, isError = false) {
+  $("message").textContent = text;
+  $("message").classList.toggle("error", isError);
+}
+
+function sayError(error) {
+  let text = error.message;
+  if (error.status === 401) text += "\nEnter the server's token above and press Use.";
+  if (error.suggestions && error.suggestions.length) {
+    text += "\nDid you mean:\n" + error.suggestions.join("\n");
+  }
+  say(text, true);
+}
+
+function element(tag, text, className) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (className) node.className = className;
+  return node;
+}
+
+function when(ms) {
+  return typeof ms === "number" && ms >= 0 ? new Date(ms).toISOString() : ms ?? "";
+}
+
+// --- Suggestions as you type ---------------------------------------------------------------
+
+function attachSuggestions(input, onPick) {
+  const list = input.parentElement.querySelector(".suggestions");
+  let timer = null;
+  let asked = 0;
+  const hide = () => { list.hidden = true; };
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    const text = input.value.trim();
+    if (text.length < 2) { hide(); return; }
+    timer = setTimeout(async () => {
+      const ask = ++asked;
+      try {
+        const urns = await getJSON("/api/v1/explore/suggest", [["q", text]]);
+        if (ask !== asked) return;  // an older answer arriving late
+        list.replaceChildren(...urns.map((urn) => {
+          const item = element("li", urn);
+          item.addEventListener("mousedown", (event) => {
+            event.preventDefault();
+            input.value = urn;
+            hide();
+            onPick(urn);
+          });
+          return item;
+        }));
+        list.hidden = urns.length === 0;
+      } catch (error) {
+        sayError(error);
+      }
+    }, 150);
+  });
+  input.addEventListener("blur", hide);
+  input.addEventListener("keydown", (event) => { if (event.key === "Escape") hide(); });
+}
+
+// --- Pictures ------------------------------------------------------------------------------
+
+function draw(picture, onNode) {
+  const parsed = new DOMParser().parseFromString(picture.svg, "image/svg+xml");
+  const svg = document.importNode(parsed.documentElement, true);
+  $("canvas").replaceChildren(svg);
+  for (const g of svg.querySelectorAll("g.node")) {
+    const urn = g.dataset.urn;
+    g.classList.toggle("expanded", state.expanded.includes(urn));
+    g.classList.toggle("selected", urn === state.selected);
+    g.addEventListener("click", () => onNode(urn, picture.nodes.find((n) => n.urn === urn)));
+  }
+  $("legend").replaceChildren(...picture.legend.map((entry) => {
+    const item = element("span", entry.label);
+    const swatch = element("i");
+    swatch.style.background = entry.colour;  // CSSOM: allowed by the page's CSP
+    item.prepend(swatch);
+    return item;
+  }));
+  const counts = `${picture.nodes.length} node(s), ${picture.edges} edge(s)`;
+  $("summary").textContent = `${picture.title} · ${counts}`;
+  say(picture.note || "");
+}
+
+async function showLineage() {
+  if (!state.name) return;
+  say("Loading…");
+  const params = [
+    ["name", state.name],
+    ["direction", $("direction").value],
+    ["depth", $("depth").value],
+    ["include_deleted", $("deleted").checked ? "true" : "false"],
+    ["colour", $("colour").value],
+    ...state.expanded.map((urn) => ["expand", urn]),
+  ];
+  try {
+    draw(await getJSON("/api/v1/explore/graph", params), lineageNodeClicked);
+  } catch (error) {
+    sayError(error);
+  }
+}
+
+function lineageNodeClicked(urn, node) {
+  state.selected = urn;
+  if (node && node.kind !== "Transformation" && !node.start && !state.expanded.includes(urn)) {
+    state.expanded.push(urn);
+    showLineage();
+  } else {
+    for (const g of $("canvas").querySelectorAll("g.node")) {
+      g.classList.toggle("selected", g.dataset.urn === urn);
+    }
+  }
+  if (node && node.kind !== "Transformation") showAsset(urn);
+}
+
+function startAt(name) {
+  state.name = name;
+  state.expanded = [];
+  state.selected = null;
+  showLineage();
+  showAsset(name);
+}
+
+async function showPaths() {
+  say("Loading…");
+  const params = [["from", $("path-from").value.trim()], ["to", $("path-to").value.trim()],
+    ["depth", $("path-depth").value], ["colour", $("colour").value]];
+  try {
+    draw(await getJSON("/api/v1/explore/path", params), (urn, node) => {
+      if (node && node.kind !== "Transformation") showAsset(urn);
+    });
+  } catch (error) {
+    sayError(error);
+  }
+}
+
+// --- The asset page ------------------------------------------------------------------------
+
+function table(headings, rows) {
+  const result = element("table");
+  const head = element("tr");
+  head.append(...headings.map((h) => element("th", h)));
+  result.append(head);
+  for (const row of rows) {
+    const line = element("tr");
+    line.append(...row.map((cell) => (cell instanceof Node ? wrap(cell) : element("td", cell))));
+    result.append(line);
+  }
+  return result;
+}
+
+function wrap(node) {
+  const cell = element("td");
+  cell.append(node);
+  return cell;
+}
+
+function badge(text, className) {
+  return element("span", text, "badge " + (className || ""));
+}
+
+function propertyValue(key, value) {
+  if (/(_at|_seen|_time|modified)$/.test(key) && typeof value === "number") return when(value);
+  return typeof value === "object" ? JSON.stringify(value) : value;
+}
+
+async function showAsset(name) {
+  const panel = $("asset");
+  try {
+    const page = await getJSON("/api/v1/explore/asset", [["name", name]]);
+    const a = page.asset;
+    const parts = [element("h2", a.name), element("div", a.urn, "urn")];
+    const facts = element("p");
+    facts.append(badge(a.system || "?"), " ", badge(a.kind), " ",
+      badge("quality: " + (a.quality || "unknown"), "q-" + (a.quality || "unknown")));
+    if (a.deleted_at !== null) facts.append(" ", badge("deleted " + when(a.deleted_at), "deleted"));
+    parts.push(facts);
+    const open = element("button", "Show its lineage");
+    open.type = "button";
+    open.addEventListener("click", () => { setMode("lineage"); $("search").value = a.urn; startAt(a.urn); });
+    parts.push(open);
+    parts.push(element("h3", "Properties"));
+    parts.push(table(["property", "value"],
+      Object.entries(page.properties).map(([k, v]) => [k, propertyValue(k, v)])));
+    parts.push(element("h3", `Transformations and runs (${page.transformations.length})`));
+    parts.push(table(["transformation", "", "runs", "last run"], page.transformations.map(
+      (t) => [t.name || t.urn, t.rel === "WRITES_TO" ? "writes" : "reads", t.runs ?? "", when(t.last_run_at)])));
+    parts.push(element("h3", `Quality checks (${page.checks.length})`));
+    parts.push(table(["check", "on", "status", "failures", "at"], page.checks.map(
+      (c) => [c.name || c.urn, c.target === a.urn ? "asset" : c.target.split("/").pop(),
+        badge(c.status, "q-" + c.status), c.failures ?? "", when(c.at)])));
+    panel.replaceChildren(...parts);
+    panel.hidden = false;
+  } catch (error) {
+    sayError(error);
+  }
+}
+
+// --- Wiring --------------------------------------------------------------------------------
+
+function setMode(mode) {
+  state.mode = mode;
+  $("lineage-form").hidden = mode !== "lineage";
+  $("path-form").hidden = mode !== "path";
+  $("tab-lineage").classList.toggle("active", mode === "lineage");
+  $("tab-path").classList.toggle("active", mode === "path");
+}
+
+function main() {
+  $("token").value = token();
+  $("token-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const value = $("token").value.trim();
+    if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+    say(value ? "Token kept for this tab." : "Token cleared.");
+  });
+  $("tab-lineage").addEventListener("click", () => setMode("lineage"));
+  $("tab-path").addEventListener("click", () => setMode("path"));
+  attachSuggestions($("search"), startAt);
+  attachSuggestions($("path-from"), () => $("path-to").focus());
+  attachSuggestions($("path-to"), () => {});
+  $("lineage-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("search").value.trim();
+    if (name) startAt(name);
+  });
+  for (const id of ["direction", "depth", "deleted", "colour"]) {
+    $(id).addEventListener("change", showLineage);
+  }
+  $("path-form").addEventListener("submit", (event) => { event.preventDefault(); showPaths(); });
+}
+
+main();
