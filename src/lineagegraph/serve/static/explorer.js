@@ -51,7 +51,8 @@ function element(tag, text, className) {
 }
 
 function when(ms) {
-  return typeof ms === "number" && ms >= 0 ? new Date(ms).toISOString() : ms ?? "";
+  return typeof ms === "number" && ms >= 0
+    ? new Date(ms).toISOString().slice(0, 19).replace("T", " ") + " UTC" : ms ?? "";
 }
 
 // --- Suggestions as you type ---------------------------------------------------------------
