@@ -86,7 +86,8 @@ def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any
     depth.send_keys("1")
     box.clear()
     box.send_keys("daily")  # suggestions as you type: urns holding the text, any case
-    items = wait(browser, lambda d: [li for li in by_css(d, "#suggestions li") if li.is_displayed()])
+    shown = lambda d: [li for li in by_css(d, "#suggestions li") if li.is_displayed()]  # noqa: E731
+    items = wait(browser, shown)
     assert [li.text for li in items] == [EXPORT, DAILY]
     items[1].click()
 
