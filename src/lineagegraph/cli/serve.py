@@ -28,8 +28,10 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     Point OpenLineage integrations (Airflow, Spark, dbt, openlineage-python) at it with
     OPENLINEAGE_URL=http://HOST:PORT; each event is on disk before it is acknowledged and in
     the graph about a second later. Scripts written for Marquez read lineage unchanged:
-    GET /api/v1/lineage?nodeId=dataset:NAMESPACE:NAME&depth=N. Also /healthz and
-    /openapi.json. Stop with Ctrl-C or SIGTERM: events already accepted are ingested first.
+    GET /api/v1/lineage?nodeId=dataset:NAMESPACE:NAME&depth=N. Open http://HOST:PORT/ in a
+    browser for the lineage explorer (search, click to expand, paths, asset pages; with a
+    token, type it into the page). Also /healthz and /openapi.json. Stop with Ctrl-C or
+    SIGTERM: events already accepted are ingested first.
 
     \b
     Example:
