@@ -1,10 +1,12 @@
-"""A `lineagegraph serve` over a store harvested from OpenLineage events: three systems, three
-jobs and a failing quality check, for the explorer's tests (HTTP and browser)."""
+"""A `lineagegraph serve` over a store harvested from OpenLineage events (three systems, three
+jobs, a failing quality check) plus S3 objects for the orphan report: the explorer's tests."""
 
 from __future__ import annotations
 
 import json
 import signal
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,11 @@ from serve_fixtures import Server
 
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.reports.pricing import GB
 from lineagegraph.settings import GraphSettings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
+from lake import DAY, Lake
 
 SF = "snowflake://acme"
 RAW = "s3://raw/orders"
@@ -49,6 +55,17 @@ def events() -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
+def s3_objects(lake: Lake) -> None:
+    """Four objects in two buckets; only the mart is read (yesterday), so with the default
+    90-day lookback three are orphaned, the biggest (3 GiB) in bucket `other`."""
+    lake.obj("lake", "raw/orders/part-0.csv", size=2 * GB)
+    lake.obj("lake", "raw/events/x.json", size=GB, storage_class="GLACIER")
+    lake.obj("lake", "marts/sales/part-0.parquet", size=GB)
+    lake.obj("other", "x/y.csv", size=3 * GB)
+    lake.read(lake.dataset("s3a://lake/marts/"), at=int(time.time() * 1000) - DAY)
+    lake.write()
+
+
 @pytest.fixture
 def explorer_server(tmp_path: Path) -> Iterator[Server]:
     data_dir = tmp_path / "store"
@@ -57,6 +74,7 @@ def explorer_server(tmp_path: Path) -> Iterator[Server]:
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         store.init_schema()
         _, report = harvest_openlineage(store, source, full=True)
+        s3_objects(Lake(store))
     assert not report.problems, report.problems
     server = Server(data_dir)
     server.start()

@@ -3,11 +3,15 @@ the security headers and every error as JSON."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 
 import requests
+from click.testing import CliRunner
 from explorer_fixtures import DAILY, EXPORT, ORDERS, RAW
 from serve_fixtures import Server
+
+from lineagegraph.cli import cli as cli_main
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -107,3 +111,26 @@ def test_bad_requests_get_a_reason(explorer_server: Server) -> None:
     assert DAILY in missing["suggestions"]
     many = explorer_server.get("/api/v1/explore/graph", name=DAILY, expand=[ORDERS] * 51)
     assert many.status_code == 400 and "expand" in many.json()["reason"]
+
+
+def test_the_orphan_table_is_the_cli_report(explorer_server: Server) -> None:
+    r = explorer_server.get("/api/v1/explore/orphans", by="dataset")
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    cli = CliRunner().invoke(
+        cli_main, ["--data-dir", str(explorer_server.data_dir), "orphans", "--by", "dataset",
+                   "--format", "json"],
+    )  # fmt: skip
+    assert cli.exit_code == 0, cli.output
+    expected = json.loads(cli.stdout)
+    assert doc["rows"] == expected["rows"] and doc["totals"] == expected["totals"]
+    assert [(row["bucket"], row["dataset"]) for row in doc["rows"]] == [
+        ("other", "s3://other/x"),  # 3 GiB, the most expensive first
+        ("lake", "s3://lake/raw/orders"),
+        ("lake", "s3://lake/raw/events"),
+    ]
+    assert doc["totals"]["objects"] == 3 and doc["lookback_days"] == 90
+    bad = explorer_server.get("/api/v1/explore/orphans", by="owner")
+    assert bad.status_code == 400 and "by must be one of" in bad.json()["reason"]
+    bad = explorer_server.get("/api/v1/explore/orphans", lookback_days="0")
+    assert bad.status_code == 400 and "lookback_days" in bad.json()["reason"]

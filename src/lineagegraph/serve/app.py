@@ -28,10 +28,9 @@ from lineagegraph.serve import explorer, marquez, questions
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.openapi import OPENAPI
-from lineagegraph.serve.reads import answer as _answer
-from lineagegraph.serve.reads import include_deleted as _deleted
-from lineagegraph.serve.reads import int_param as _int
-from lineagegraph.serve.reads import text_param as _text
+from lineagegraph.serve.reading import answer as _answer
+from lineagegraph.serve.reading import int_param as _int
+from lineagegraph.serve.reading import text_param as _text
 from lineagegraph.serve.spool import Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
@@ -134,6 +133,10 @@ def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]
                              _deleted(request))  # fmt: skip
 
     return route
+
+
+def _deleted(request: Request) -> bool:
+    return request.query_params.get("include_deleted", "").lower() in ("1", "true", "yes")
 
 
 async def get_impact(request: Request) -> Response:

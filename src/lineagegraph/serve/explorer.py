@@ -16,10 +16,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from lineagegraph import lineage
-from lineagegraph.serve import explore
+from lineagegraph.serve import explore, explore_orphans
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
-from lineagegraph.serve.reads import answer, include_deleted, int_param, text_param
+from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -69,12 +69,13 @@ async def graph(request: Request) -> Response:
     try:
         name = text_param(request, "name")
         depth = int_param(request, "depth", DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
+        deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if len(expanded) > explore.MAX_EXPANDED:
         return error(400, f"at most {explore.MAX_EXPANDED} expand parameters")
-    return await answer(request, explore.graph, settings, name, side, depth,
-                        include_deleted(request), expanded, _by_system(request))  # fmt: skip
+    return await answer(request, explore.graph, settings, name, side, depth, deleted, expanded,
+                        _by_system(request))  # fmt: skip
 
 
 async def path(request: Request) -> Response:
@@ -82,10 +83,11 @@ async def path(request: Request) -> Response:
     try:
         source, target = text_param(request, "from"), text_param(request, "to")
         depth = int_param(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+        deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, explore.paths, settings, source, target, depth,
-                        include_deleted(request), _by_system(request))  # fmt: skip
+    return await answer(request, explore.paths, settings, source, target, depth, deleted,
+                        _by_system(request))  # fmt: skip
 
 
 def _by_system(request: Request) -> bool:
@@ -109,4 +111,5 @@ ROUTES = [
     Route("/api/v1/explore/graph", graph, methods=["GET"]),
     Route("/api/v1/explore/path", path, methods=["GET"]),
     Route("/api/v1/explore/asset", asset, methods=["GET"]),
+    *explore_orphans.ROUTES,
 ]

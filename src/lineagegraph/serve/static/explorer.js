@@ -229,14 +229,92 @@ async function showAsset(name) {
   }
 }
 
+// --- The orphan cost report --------------------------------------------------------------
+
+// `lineagegraph orphans --format json`, as this server's explorer route answers it (the
+// /api/v1/orphans route answers the same document).
+const ORPHANS_URL = "/api/v1/explore/orphans";
+const report = { columns: [], rows: [], totals: {}, sortBy: "monthly_usd", descending: true };
+
+async function showOrphans() {
+  say("Loading…");
+  const params = [["lookback_days", $("lookback").value], ["by", $("by").value]];
+  try {
+    const doc = await getJSON(ORPHANS_URL, params);
+    report.rows = doc.rows;
+    report.totals = doc.totals;
+    report.columns = doc.rows.length ? Object.keys(doc.rows[0]) : [];
+    report.sortBy = "monthly_usd";
+    report.descending = true;
+    $("report-title").textContent = `Orphaned S3 objects as of ${doc.as_of}: nothing consumed `
+      + `them in the ${doc.lookback_days} days since ${doc.since} (prices: `
+      + `${doc.price_table.region}, ${doc.price_table.currency} a month)`;
+    drawReport();
+    say([doc.rows.length ? "" : "No orphaned objects.", ...doc.warnings].join("\n").trim());
+  } catch (error) {
+    sayError(error);
+  }
+}
+
+function isNumber(value) {
+  return typeof value === "number" || (typeof value === "string" && /^-?\d+(\.\d+)?$/.test(value));
+}
+
+function compare(a, b) {
+  if (a === null || a === undefined) return b === null || b === undefined ? 0 : 1;  // nulls last
+  if (b === null || b === undefined) return -1;
+  if (isNumber(a) && isNumber(b)) return Number(a) - Number(b);
+  return String(a).localeCompare(String(b));
+}
+
+function cell(value, column) {
+  const numeric = isNumber(value) && !/(bucket|dataset|class)$/.test(column);
+  const text = typeof value === "number" ? value.toLocaleString("en-US") : value ?? "";
+  return element("td", text, numeric ? "num" : "");
+}
+
+function drawReport() {
+  const { columns, sortBy, descending } = report;
+  const sign = descending ? -1 : 1;
+  const rows = [...report.rows].sort((a, b) => {
+    const order = compare(a[sortBy], b[sortBy]);
+    // nulls stay last whichever way the column is sorted
+    return a[sortBy] === null || b[sortBy] === null ? order : sign * order;
+  });
+  const head = element("tr");
+  for (const column of columns) {
+    const th = element("th", column);
+    if (column === sortBy) th.setAttribute("aria-sort", descending ? "descending" : "ascending");
+    th.addEventListener("click", () => {
+      report.descending = column === report.sortBy ? !report.descending : isNumber(rows[0]?.[column]);
+      report.sortBy = column;
+      drawReport();
+    });
+    head.append(th);
+  }
+  const table = $("report-table");
+  table.tHead.replaceChildren(head);
+  table.tBodies[0].replaceChildren(...rows.map((row) => {
+    const line = element("tr");
+    line.append(...columns.map((column) => cell(row[column], column)));
+    return line;
+  }));
+  const total = element("tr");
+  total.append(...columns.map((column, i) => (
+    i === 0 ? element("td", "Total") : cell(report.totals[column], column))));
+  table.tFoot.replaceChildren(...(columns.length ? [total] : []));
+}
+
 // --- Wiring --------------------------------------------------------------------------------
 
 function setMode(mode) {
   state.mode = mode;
-  $("lineage-form").hidden = mode !== "lineage";
-  $("path-form").hidden = mode !== "path";
-  $("tab-lineage").classList.toggle("active", mode === "lineage");
-  $("tab-path").classList.toggle("active", mode === "path");
+  for (const name of ["lineage", "path", "orphans"]) {
+    $(name + "-form").hidden = mode !== name;
+    $("tab-" + name).classList.toggle("active", mode === name);
+  }
+  $("explore").hidden = mode === "orphans";
+  $("report").hidden = mode !== "orphans";
 }
 
 function main() {
@@ -249,6 +327,8 @@ function main() {
   });
   $("tab-lineage").addEventListener("click", () => setMode("lineage"));
   $("tab-path").addEventListener("click", () => setMode("path"));
+  $("tab-orphans").addEventListener("click", () => setMode("orphans"));
+  $("orphans-form").addEventListener("submit", (event) => { event.preventDefault(); showOrphans(); });
   attachSuggestions($("search"), startAt);
   attachSuggestions($("path-from"), () => $("path-to").focus());
   attachSuggestions($("path-to"), () => {});

@@ -1,10 +1,10 @@
-"""How a read route takes its query parameters and answers: the library's errors become JSON
-with a reason (a name not found lists the closest ones), shared by the API and the explorer."""
+"""What the read routes of `lineagegraph serve` share: query parameters checked into a 400 with
+the reason, and library calls run in a worker thread whose errors become JSON answers."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -14,6 +14,12 @@ from lineagegraph import lineage, render
 from lineagegraph.errors import LineageGraphError, StoreError
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
+from lineagegraph.store_check import EmptyGraph
+
+if TYPE_CHECKING:
+    from lineagegraph.serve.app import Service
+
+TRUE, FALSE = ("1", "true", "yes"), ("", "0", "false", "no")
 
 
 def int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
@@ -34,21 +40,35 @@ def text_param(request: Request, name: str) -> str:
     return value
 
 
-def include_deleted(request: Request) -> bool:
-    return request.query_params.get("include_deleted", "").lower() in ("1", "true", "yes")
+def flag_param(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name, "").lower()
+    if raw not in TRUE + FALSE:
+        raise BadRequest(f"{name} must be true or false (got {raw[:40]!r})")
+    return raw in TRUE
 
 
-async def answer(request: Request, question: Callable[..., Any], *args: Any) -> Response:
+def json_response(value: Any) -> Response:
+    return Response(render.to_json(value), media_type="application/json")
+
+
+async def answer(
+    request: Request,
+    question: Callable[..., Any],
+    *args: Any,
+    respond: Callable[[Any], Response] = json_response,
+) -> Response:
     """Run a read in a worker thread; the library's errors become JSON answers."""
-    service = request.app.state.service
+    service: Service = request.app.state.service
     try:
         value = await run_in_threadpool(service.read, question, *args)
     except lineage.AssetNotFound as exc:
         return error(404, str(exc).partition("; did you mean")[0], suggestions=exc.suggestions)
     except lineage.AssetDeleted as exc:
         return error(410, str(exc))
+    except EmptyGraph as exc:
+        return error(404, str(exc))
     except StoreError:
         raise
     except LineageGraphError as exc:
         return error(400, str(exc))
-    return Response(render.to_json(value), media_type="application/json")
+    return respond(value)
