@@ -17,6 +17,7 @@ from serve_fixtures import TOKEN, Server
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra")
+Select = pytest.importorskip("selenium.webdriver.support.ui").Select
 pytestmark = pytest.mark.skipif(
     not (CHROMIUM and DRIVER),
     reason="needs Debian's chromium and chromium-driver (scripts/test.sh installs them as root)",
@@ -57,6 +58,10 @@ def by_css(driver: Any, css: str) -> list[Any]:
 
 def drawn(driver: Any) -> set[str]:
     return {g.get_attribute("data-urn") for g in by_css(driver, "#canvas g.node")}
+
+
+def viewport(driver: Any) -> tuple[int, int]:
+    return tuple(driver.execute_script("return [window.innerWidth, window.innerHeight]"))
 
 
 def png_size(path: Path) -> tuple[int, int]:
@@ -114,15 +119,13 @@ def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any
     assert legend == ["pass", "warn", "error", "fail", "unknown"]  # ORDERS has a quality
 
     # colour by system instead: the legend names the systems
-    from selenium.webdriver.support.ui import Select
-
     Select(browser.find_element("id", "colour")).select_by_value("system")
     wait(browser, lambda d: [s.text for s in by_css(d, "#legend span")] == ["s3", "snowflake"])
     assert drawn(browser) == {DAILY, ORDERS, EXPORT, RAW}  # the expansion is kept
 
     shot = tmp_path / "explorer.png"
     assert browser.save_screenshot(str(shot))
-    assert png_size(shot) == png_size(blank)
+    assert png_size(shot) == png_size(blank) == viewport(browser)
     # four boxes, edges and a filled asset page compress far worse than the empty page
     assert shot.stat().st_size > 20_000
     assert shot.stat().st_size > 1.5 * blank.stat().st_size
@@ -148,3 +151,41 @@ def test_a_name_not_found_lists_the_nearest(explorer_server: Server, browser: An
     assert DAILY in message.split("Did you mean:")[1]
     logs = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
     assert not logs, logs  # nothing the page does is blocked by its own CSP
+
+
+def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any,
+                                           tmp_path: Path) -> None:  # fmt: skip
+    browser.get(explorer_server.url + "/")
+    browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
+    browser.refresh()
+    browser.find_element("id", "tab-orphans").click()
+    assert not browser.find_element("id", "explore").is_displayed()
+    Select(browser.find_element("id", "by")).select_by_value("dataset")
+    browser.find_element("css selector", "#orphans-form button").click()
+
+    def datasets(d: Any) -> list[str]:
+        return [tr.find_elements("css selector", "td")[1].text
+                for tr in by_css(d, "#report-table tbody tr")]  # fmt: skip
+
+    # most expensive first, as the CLI ranks them
+    wait(browser, lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders",
+                                            "s3://lake/raw/events"])  # fmt: skip
+    headers = [th.text for th in by_css(browser, "#report-table th")]
+    assert headers[:4] == ["bucket", "dataset", "objects", "bytes"] and "monthly_usd" in headers
+    total = [td.text for td in by_css(browser, "#report-table tfoot td")]
+    assert total[0] == "Total" and total[headers.index("objects")] == "3"
+    assert total[headers.index("bytes")] == f"{6 * 2**30:,}"
+    sorted_by = by_css(browser, "#report-table th[aria-sort]")
+    assert [(th.text, th.get_attribute("aria-sort")) for th in sorted_by] == [
+        ("monthly_usd", "descending")
+    ]
+
+    header = next(th for th in by_css(browser, "#report-table th") if th.text == "dataset")
+    header.click()  # text: ascending first
+    wait(browser, lambda d: datasets(d) == ["s3://lake/raw/events", "s3://lake/raw/orders",
+                                            "s3://other/x"])  # fmt: skip
+    next(th for th in by_css(browser, "#report-table th") if th.text == "dataset").click()
+    wait(browser, lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders",
+                                            "s3://lake/raw/events"])  # fmt: skip
+    shot = tmp_path / "orphans.png"
+    assert browser.save_screenshot(str(shot)) and png_size(shot) == viewport(browser)
