@@ -145,6 +145,13 @@ OPENAPI: dict[str, Any] = {
             _query("colour", "system: colour by system even where assets have a quality"),
             _DELETED,
         ),
+        "/api/v1/explore/orphans": _get(
+            "The explorer's orphan table: `lineagegraph orphans --format json`",
+            _query(
+                "lookback_days", "days without a read (default from [reports], 90)", kind="integer"
+            ),
+            _query("by", "dataset-class (default), dataset, bucket or class"),
+        ),
         "/api/v1/explore/asset": _get(
             "An asset's page: its properties, the jobs reading or writing it with their runs, "
             "and its checks' latest results",
