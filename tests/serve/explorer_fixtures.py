@@ -27,6 +27,7 @@ RAW = "s3://raw/orders"
 ORDERS = f"{SF}/DB.S.ORDERS"
 DAILY = f"{SF}/DB.S.DAILY_SALES"
 EXPORT = "s3://exports/daily"
+OLD = "s3://exports/old"  # deleted: drawn only on request
 
 
 def _event(job: str, inputs: list[dict[str, Any]], outputs: list[tuple[str, str]],
@@ -38,8 +39,9 @@ def _event(job: str, inputs: list[dict[str, Any]], outputs: list[tuple[str, str]
 
 
 def events() -> list[dict[str, Any]]:
-    """raw (S3) -> load -> ORDERS -> mart -> DAILY_SALES -> export -> exports (S3); the mart's
-    run asserts on ORDERS, and one assertion (on a column) fails."""
+    """raw (S3) -> load -> ORDERS -> mart -> DAILY_SALES -> export -> exports (S3), and an
+    archive job writing OLD (deleted later); the mart's run asserts on ORDERS, and one
+    assertion (on a column) fails."""
     checks = {"dataQualityAssertions": {"assertions": [
         {"assertion": "not_null", "column": "AMOUNT", "success": False},
         {"assertion": "row_count", "success": True},
@@ -52,6 +54,8 @@ def events() -> list[dict[str, Any]]:
                [(SF, "DB.S.DAILY_SALES")], "2024-05-02T11:00:00Z"),
         _event("export", [{"namespace": SF, "name": "DB.S.DAILY_SALES"}],
                [("s3://exports", "daily")], "2024-05-02T12:00:00Z"),
+        _event("archive", [{"namespace": SF, "name": "DB.S.DAILY_SALES"}],
+               [("s3://exports", "old")], "2024-05-02T12:00:00Z"),
     ]  # fmt: skip
 
 
@@ -74,7 +78,9 @@ def explorer_server(tmp_path: Path) -> Iterator[Server]:
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         store.init_schema()
         _, report = harvest_openlineage(store, source, full=True)
-        s3_objects(Lake(store))
+        lake = Lake(store)
+        lake.delete(OLD, at=int(time.time() * 1000))
+        s3_objects(lake)
     assert not report.problems, report.problems
     server = Server(data_dir)
     server.start()

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_fixtures import DAILY, EXPORT, ORDERS, RAW
+from explorer_fixtures import DAILY, EXPORT, OLD, ORDERS, RAW
 from serve_fixtures import TOKEN, Server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -140,7 +140,9 @@ def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any
     assert drawn(browser) == {RAW, ORDERS, DAILY, EXPORT}
 
 
-def test_a_name_not_found_lists_the_nearest(explorer_server: Server, browser: Any) -> None:
+def test_a_name_not_found_lists_the_nearest_and_deleted_on_request(
+    explorer_server: Server, browser: Any
+) -> None:
     browser.get(explorer_server.url + "/")
     browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
     browser.refresh()
@@ -149,6 +151,14 @@ def test_a_name_not_found_lists_the_nearest(explorer_server: Server, browser: An
     message = wait(browser, lambda d: "Did you mean" in text(d) and text(d))
     assert "no asset matches 'DAILY_SALEZ'" in message
     assert DAILY in message.split("Did you mean:")[1]
+
+    # Enter looks the typed name up as the CLI does; deleted assets show only when asked for
+    box = browser.find_element("id", "search")
+    box.clear()
+    box.send_keys("DB.S.DAILY_SALES\n")
+    wait(browser, lambda d: drawn(d) == {RAW, ORDERS, DAILY, EXPORT})
+    browser.find_element("id", "deleted").click()
+    wait(browser, lambda d: drawn(d) == {RAW, ORDERS, DAILY, EXPORT, OLD})
     logs = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
     assert not logs, logs  # nothing the page does is blocked by its own CSP
 

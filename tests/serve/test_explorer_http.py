@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import requests
 from click.testing import CliRunner
-from explorer_fixtures import DAILY, EXPORT, ORDERS, RAW
+from explorer_fixtures import DAILY, EXPORT, OLD, ORDERS, RAW
 from serve_fixtures import Server
 
 from lineagegraph.cli import cli as cli_main
@@ -74,7 +74,22 @@ def test_a_picture_grows_around_the_nodes_expanded(explorer_server: Server) -> N
     assert [e["label"] for e in up["legend"]] == ["s3", "snowflake"]
     impact = explorer_server.get("/api/v1/explore/graph", name=ORDERS, direction="impact").json()
     jobs = {n["urn"] for n in impact["nodes"] if n["kind"] == "Transformation"}
-    assert jobs == {"openlineage://airflow/mart", "openlineage://airflow/export"}
+    assert jobs == {"openlineage://airflow/mart", "openlineage://airflow/export",
+                    "openlineage://airflow/archive"}  # fmt: skip
+
+
+def test_deleted_assets_only_on_request(explorer_server: Server) -> None:
+    down = explorer_server.get("/api/v1/explore/graph", name=DAILY, direction="downstream")
+    assert drawn(down.json()) == {DAILY, EXPORT}
+    both = explorer_server.get("/api/v1/explore/graph", name=DAILY, direction="downstream",
+                               include_deleted="true").json()  # fmt: skip
+    assert drawn(both) == {DAILY, EXPORT, OLD}
+    assert [n["urn"] for n in both["nodes"] if n["deleted"]] == [OLD]
+    assert 'stroke-dasharray="5 3"' in both["svg"]  # drawn dashed
+    gone = explorer_server.get("/api/v1/explore/graph", name=OLD)
+    assert gone.status_code == 410 and "deleted" in gone.json()["reason"]
+    odd = explorer_server.get("/api/v1/explore/graph", name=DAILY, include_deleted="maybe")
+    assert odd.status_code == 400 and "include_deleted" in odd.json()["reason"]
 
 
 def test_paths_and_the_asset_page(explorer_server: Server) -> None:
