@@ -18,6 +18,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra")
 Select = pytest.importorskip("selenium.webdriver.support.ui").Select
+Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
 pytestmark = pytest.mark.skipif(
     not (CHROMIUM and DRIVER),
     reason="needs Debian's chromium and chromium-driver (scripts/test.sh installs them as root)",
@@ -94,7 +95,7 @@ def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any
     shown = lambda d: [li for li in by_css(d, "#suggestions li") if li.is_displayed()]  # noqa: E731
     items = wait(browser, shown)
     assert [li.text for li in items] == [EXPORT, DAILY]
-    items[1].click()
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)  # the keys pick the second
 
     # one hop both ways around DAILY_SALES, with its asset page
     wait(browser, lambda d: drawn(d) == {DAILY, ORDERS, EXPORT})
@@ -133,7 +134,11 @@ def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any
     # the path between two assets
     browser.find_element("id", "tab-path").click()
     assert not browser.find_element("id", "lineage-form").is_displayed()
-    browser.find_element("id", "path-from").send_keys(RAW)
+    browser.find_element("id", "path-from").send_keys("s3://raw/")
+    pick = wait(browser, lambda d: [li for li in by_css(d, "#path-form li") if li.is_displayed()])
+    assert [li.text for li in pick] == [RAW]
+    pick[0].click()
+    assert browser.find_element("id", "path-from").get_attribute("value") == RAW
     browser.find_element("id", "path-to").send_keys(EXPORT)
     browser.find_element("css selector", "#path-form button").click()
     wait(browser, lambda d: "paths from " + RAW in d.find_element("id", "summary").text)

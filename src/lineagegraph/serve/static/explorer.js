@@ -61,7 +61,12 @@ function attachSuggestions(input, onPick) {
   const list = input.parentElement.querySelector(".suggestions");
   let timer = null;
   let asked = 0;
-  const hide = () => { list.hidden = true; };
+  let current = -1;  // the suggestion the arrow keys are on
+  const hide = () => { list.hidden = true; current = -1; };
+  const pick = (urn) => { input.value = urn; hide(); onPick(urn); };
+  const mark = () => {
+    [...list.children].forEach((li, i) => li.classList.toggle("current", i === current));
+  };
   input.addEventListener("input", () => {
     clearTimeout(timer);
     const text = input.value.trim();
@@ -73,14 +78,10 @@ function attachSuggestions(input, onPick) {
         if (ask !== asked) return;  // an older answer arriving late
         list.replaceChildren(...urns.map((urn) => {
           const item = element("li", urn);
-          item.addEventListener("mousedown", (event) => {
-            event.preventDefault();
-            input.value = urn;
-            hide();
-            onPick(urn);
-          });
+          item.addEventListener("mousedown", (event) => { event.preventDefault(); pick(urn); });
           return item;
         }));
+        current = -1;
         list.hidden = urns.length === 0;
       } catch (error) {
         sayError(error);
@@ -88,7 +89,19 @@ function attachSuggestions(input, onPick) {
     }, 150);
   });
   input.addEventListener("blur", hide);
-  input.addEventListener("keydown", (event) => { if (event.key === "Escape") hide(); });
+  input.addEventListener("keydown", (event) => {
+    const count = list.hidden ? 0 : list.children.length;
+    if (event.key === "Escape") {
+      hide();
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && count) {
+      event.preventDefault();
+      current = (current + (event.key === "ArrowDown" ? 1 : count - 1) + count) % count;
+      mark();
+    } else if (event.key === "Enter" && current >= 0 && count) {
+      event.preventDefault();  // the highlighted suggestion, not the text typed so far
+      pick(list.children[current].textContent);
+    }
+  });
 }
 
 // --- Pictures ------------------------------------------------------------------------------
@@ -210,14 +223,19 @@ async function showAsset(name) {
     parts.push(facts);
     const open = element("button", "Show its lineage");
     open.type = "button";
-    open.addEventListener("click", () => { setMode("lineage"); $("search").value = a.urn; startAt(a.urn); });
+    open.addEventListener("click", () => {
+      setMode("lineage");
+      $("search").value = a.urn;
+      startAt(a.urn);
+    });
     parts.push(open);
     parts.push(element("h3", "Properties"));
     parts.push(table(["property", "value"],
       Object.entries(page.properties).map(([k, v]) => [k, propertyValue(k, v)])));
     parts.push(element("h3", `Transformations and runs (${page.transformations.length})`));
-    parts.push(table(["transformation", "", "runs", "last run"], page.transformations.map(
-      (t) => [t.name || t.urn, t.rel === "WRITES_TO" ? "writes" : "reads", t.runs ?? "", when(t.last_run_at)])));
+    parts.push(table(["transformation", "", "runs", "last run"], page.transformations.map((t) => [
+      t.name || t.urn, t.rel === "WRITES_TO" ? "writes" : "reads", t.runs ?? "",
+      when(t.last_run_at)])));
     parts.push(element("h3", `Quality checks (${page.checks.length})`));
     parts.push(table(["check", "on", "status", "failures", "at"], page.checks.map(
       (c) => [c.name || c.urn, c.target === a.urn ? "asset" : c.target.split("/").pop(),
