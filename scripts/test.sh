@@ -13,10 +13,12 @@ npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error
 # run the real `dbt` from there. The 1.10 line installs and parses offline; 1.12 does not.
 bash scripts/dbt-venv.sh || echo "warning: could not install dbt; the dbt tests will skip" >&2
 
-# System packages for the browser test of the HTML lineage picture and the Graphviz check.
+# System packages for the browser tests (the HTML lineage picture; the explorer, through
+# chromium-driver) and the Graphviz check.
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   need=""
   command -v chromium >/dev/null || need="$need chromium"
+  command -v chromedriver >/dev/null || need="$need chromium-driver"
   command -v dot >/dev/null || need="$need graphviz"
   if [ -n "$need" ]; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends $need >/dev/null \

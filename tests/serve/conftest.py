@@ -1,3 +1,4 @@
-"""Fixtures of the serve tests (kept in serve_fixtures)."""
+"""Fixtures of the serve tests (kept in serve_fixtures and explorer_fixtures)."""
 
-from serve_fixtures import server  # noqa: F401  (fixtures are found by name)
+from explorer_fixtures import explorer_server  # noqa: F401  (fixtures are found by name)
+from serve_fixtures import server  # noqa: F401

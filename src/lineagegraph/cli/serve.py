@@ -31,7 +31,9 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     GET /api/v1/lineage?nodeId=dataset:NAMESPACE:NAME&depth=N, Marquez's dataset and job
     listings and column lineage too. Also the orphans and cost reports (/api/v1/orphans,
     /api/v1/cost, JSON or CSV), Prometheus /metrics, /healthz and /openapi.json (every
-    route). Stop with Ctrl-C or SIGTERM: events already accepted are ingested first.
+    route). Open http://HOST:PORT/ in a browser for the lineage explorer (search, click to
+    expand, paths, asset pages; with a token, type it into the page). Stop with Ctrl-C or
+    SIGTERM: events already accepted are ingested first.
 
     While it runs, the embedded store stays loaded: other lineagegraph commands on the same
     data directory (upstream, path, status, ...) use its server and answer without loading the

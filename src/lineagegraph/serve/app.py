@@ -24,7 +24,7 @@ from lineagegraph import __version__, lineage
 from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction
-from lineagegraph.serve import listings, marquez, questions, reports
+from lineagegraph.serve import explorer, listings, marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import Metrics, get_metrics
@@ -216,6 +216,7 @@ def create_app(service: Service) -> ASGIApp:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", get_metrics, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
+        *explorer.ROUTES,
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         HTTPException: _http_error,

@@ -180,6 +180,38 @@ OPENAPI: dict[str, Any] = {
         "/openapi.json": {
             "get": {"summary": "This document", "responses": {"200": {"description": "OK"}}}
         },
+        "/": {
+            "get": {
+                "summary": "The lineage explorer (an HTML page; needs no token, its reads do)",
+                "responses": {"200": {"description": "text/html"}},
+            }
+        },
+        "/api/v1/explore/suggest": _get(
+            "The explorer's suggestions: asset urns holding q, or else the most alike",
+            _query("q", "what was typed so far", required=True),
+        ),
+        "/api/v1/explore/graph": _get(
+            "The explorer's picture of an asset's lineage: {title, note, svg, nodes, legend}",
+            _NAME,
+            _query("direction", "both (default), upstream, downstream or impact"),
+            _query("depth", "hops (default 3)", kind="integer"),
+            _query("expand", "a urn on the picture to grow one hop both ways (repeatable)"),
+            _query("colour", "system: colour by system even where assets have a quality"),
+            _DELETED,
+        ),
+        "/api/v1/explore/path": _get(
+            "The explorer's picture of the paths between two assets",
+            _query("from", "where the paths start", required=True),
+            _query("to", "where they end", required=True),
+            _query("depth", "hops at most (default 10)", kind="integer"),
+            _query("colour", "system: colour by system even where assets have a quality"),
+            _DELETED,
+        ),
+        "/api/v1/explore/asset": _get(
+            "An asset's page: its properties, the jobs reading or writing it with their runs, "
+            "and its checks' latest results",
+            _NAME,
+        ),
     },
     "components": {
         "schemas": {

@@ -1,0 +1,135 @@
+"""What the browser explorer asks (lineagegraph.serve.explorer): suggestions as a name is typed,
+the lineage picture of an asset grown by the nodes clicked, the paths between two assets, and
+an asset's page. Pictures are drawn here, by render.py's layout, as SVG: the page needs no
+layout library and fetches nothing from anywhere else."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any, Literal
+
+from lineagegraph import lineage, render
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.quality import checks_of
+from lineagegraph.settings import Settings
+
+Side = Literal["upstream", "downstream", "both", "impact"]
+SIDES: tuple[Side, ...] = ("upstream", "downstream", "both", "impact")
+MAX_EXPANDED = 50
+"""Nodes a picture can be grown from at once: each is one more pair of one-hop traversals."""
+SUGGESTIONS = 10
+
+
+def suggest(store: GraphStore, text: str) -> list[str]:
+    """Assets whose urn holds what was typed; when none does, the ones that look most like it
+    (the CLI's did-you-mean, so a typo still finds its asset)."""
+    rows = store.read("serve_search_assets", {"needle": text.lower(), "limit": SUGGESTIONS})
+    found = [row["urn"] for row in rows]
+    return found or [s.removesuffix(" (deleted)") for s in lineage.suggest(store, text)]
+
+
+def graph(
+    store: GraphStore, settings: Settings, name: str, side: Side, depth: int,
+    include_deleted: bool, expanded: Sequence[str] = (), by_system: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """The picture of `name`'s lineage, plus one hop both ways around each expanded node that is
+    on it (a transformation is not an asset and has no lineage of its own to grow)."""
+    urn = lineage.resolve(store, settings, name)
+    view = _around(store, urn, side, depth, include_deleted)
+    for other in expanded[:MAX_EXPANDED]:
+        node = view.by_urn.get(other)
+        if node is not None and node.kind != "Transformation":
+            view = _union(view, [(_around(store, other, "both", 1, include_deleted), node.level)])
+    return answer(view, by_system)
+
+
+def _around(store: GraphStore, urn: str, side: Side, depth: int, deleted: bool) -> render.View:
+    if side == "impact":
+        found = lineage.impact(store, urn, depth=depth, include_deleted=deleted)
+        return render.impact_view(found)
+    start = lineage.start_asset(store, urn, include_deleted=deleted)
+    views = [
+        render.traversal_view(
+            start, lineage.traverse(store, urn, d, depth=depth, include_deleted=deleted), d
+        )
+        for d in (("upstream", "downstream") if side == "both" else (side,))
+    ]
+    title = f"{side} of {urn}" if side != "both" else f"lineage of {urn}"
+    return _union(render.View(title, [], []), [(v, 0) for v in views])
+
+
+def _union(base: render.View, more: Sequence[tuple[render.View, int]]) -> render.View:
+    """`base` with the nodes and edges of other views added, each view's levels shifted by its
+    offset; a node already drawn keeps its place, and there is one start (the first)."""
+    nodes, edges = list(base.nodes), list(base.edges)
+    seen, linked = set(base.by_urn), {(e.src, e.dst) for e in base.edges}
+    has_start = any(n.start for n in nodes)
+    for view, offset in more:
+        for node in view.nodes:
+            if node.urn not in seen:
+                seen.add(node.urn)
+                start = node.start and not has_start
+                nodes.append(replace(node, level=node.level + offset, start=start))
+        has_start = has_start or any(n.start for n in nodes)
+        for edge in view.edges:
+            if (edge.src, edge.dst) not in linked:
+                linked.add((edge.src, edge.dst))
+                edges.append(edge)
+    return render.View(base.title, nodes, edges, note=base.note)
+
+
+def paths(
+    store: GraphStore, settings: Settings, source: str, target: str, depth: int,
+    include_deleted: bool, by_system: bool = False,
+) -> dict[str, Any]:  # fmt: skip
+    """The picture of every path from `source` to `target` (the CLI's `path`)."""
+    src = lineage.resolve(store, settings, source)
+    dst = lineage.resolve(store, settings, target)
+    found = lineage.paths_between(store, src, dst, depth, include_deleted=include_deleted)
+    ends = [lineage.start_asset(store, u, include_deleted=include_deleted)
+            for u in (found.src, found.dst)]  # fmt: skip
+    view = render.paths_view(found.paths, *ends)
+    notes = list(found.notes) or ([] if found.paths else [f"no path within {depth} hops"])
+    view.note = "; ".join(notes)
+    return answer(view, by_system) | {"paths": len(found.paths)}
+
+
+def answer(view: render.View, by_system: bool = False) -> dict[str, Any]:
+    """A picture for the page: its SVG, what is on it (for clicks) and the legend of its
+    colours: by quality once any asset on it has one (as the CLI's pictures), or by system."""
+    shown = render.trim(view)
+    if by_system:
+        plain = [replace(n, quality=None) for n in shown.nodes]
+        shown = render.View(shown.title, plain, shown.edges, shown.note, shown.hidden)
+    by_quality = render.shows_quality(shown)
+    legend = (
+        [{"label": q, "colour": c} for q, c in render.QUALITY_COLOURS.items()]
+        if by_quality
+        else [{"label": s or "?", "colour": render.colour(s or None)}
+              for s in sorted({n.system or "" for n in shown.nodes})]
+    )  # fmt: skip
+    nodes = [
+        {"urn": n.urn, "name": n.name, "system": n.system, "kind": n.kind, "level": n.level,
+         "start": n.start, "deleted": n.deleted, "quality": n.quality}
+        for n in shown.nodes
+    ]  # fmt: skip
+    return {"title": shown.title, "note": shown.note, "svg": render.to_svg(shown),
+            "nodes": nodes, "edges": len(shown.edges), "legend": legend}  # fmt: skip
+
+
+def asset(store: GraphStore, settings: Settings, name: str) -> dict[str, Any]:
+    """An asset's page: what the graph stores of it, the transformations that read or write it
+    (with their runs), and its checks' latest results (on it or on its columns)."""
+    urn = lineage.resolve(store, settings, name)
+    found = lineage.lookup(store, [urn])[urn]
+    rows = store.read("explore_asset", {"urn": urn})
+    jobs = store.read("explore_asset_jobs", {"urn": urn})
+    checks = sorted(checks_of(store, [urn]), key=lambda c: (c.target, c.name or "", c.urn))
+    return {
+        "asset": found,
+        "labels": sorted(rows[0]["labels"]) if rows else [],
+        "properties": dict(sorted(rows[0]["properties"].items())) if rows else {},
+        "transformations": jobs,
+        "checks": checks,
+    }

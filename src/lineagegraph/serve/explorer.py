@@ -1,0 +1,114 @@
+"""The lineage explorer in the browser: one page at `/`, its script and style sheet, and the
+JSON reads it calls under /api/v1/explore (lineagegraph.serve.explore answers them).
+
+The page and its files are static and need no token; the reads go through the same token rule
+as the rest of /api (the page keeps a token typed into it in sessionStorage and sends it as a
+Bearer header). A strict Content-Security-Policy lets the page run only its own script file and
+talk only to this server: no inline script, nothing from another origin.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from lineagegraph import lineage
+from lineagegraph.serve import explore
+from lineagegraph.serve.events import BadRequest
+from lineagegraph.serve.guard import error
+from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+STATIC = {
+    "index.html": "text/html; charset=utf-8",
+    "explorer.js": "text/javascript; charset=utf-8",
+    "explorer.css": "text/css; charset=utf-8",
+}
+DEFAULT_DEPTH = 3
+
+
+def _file(name: str) -> Response:
+    body = (resources.files("lineagegraph.serve") / "static" / name).read_bytes()
+    headers = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+               "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}  # fmt: skip
+    return Response(body, media_type=STATIC[name], headers=headers)
+
+
+async def page(request: Request) -> Response:
+    return _file("index.html")
+
+
+async def static(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in STATIC or name == "index.html":
+        return error(404, f"no explorer file {name[:80]!r}")
+    return _file(name)
+
+
+async def suggest(request: Request) -> Response:
+    try:
+        text = text_param(request, "q")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await answer(request, explore.suggest, text)
+
+
+async def graph(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    side = request.query_params.get("direction", "both")
+    if side not in explore.SIDES:
+        return error(400, f"direction must be one of {', '.join(explore.SIDES)} "
+                          f"(got {side[:40]!r})")  # fmt: skip
+    expanded = request.query_params.getlist("expand")
+    try:
+        name = text_param(request, "name")
+        depth = int_param(request, "depth", DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
+        deleted = flag_param(request, "include_deleted")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    if len(expanded) > explore.MAX_EXPANDED:
+        return error(400, f"at most {explore.MAX_EXPANDED} expand parameters")
+    return await answer(request, explore.graph, settings, name, side, depth, deleted, expanded,
+                        _by_system(request))  # fmt: skip
+
+
+async def path(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    try:
+        source, target = text_param(request, "from"), text_param(request, "to")
+        depth = int_param(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+        deleted = flag_param(request, "include_deleted")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await answer(request, explore.paths, settings, source, target, depth, deleted,
+                        _by_system(request))  # fmt: skip
+
+
+def _by_system(request: Request) -> bool:
+    """`colour=system`: systems' colours even where assets have a quality."""
+    return request.query_params.get("colour") == "system"
+
+
+async def asset(request: Request) -> Response:
+    settings = request.app.state.service.settings
+    try:
+        name = text_param(request, "name")
+    except BadRequest as exc:
+        return error(exc.status, str(exc))
+    return await answer(request, explore.asset, settings, name)
+
+
+ROUTES = [
+    Route("/", page, methods=["GET"]),
+    Route("/explorer/{name}", static, methods=["GET"]),
+    Route("/api/v1/explore/suggest", suggest, methods=["GET"]),
+    Route("/api/v1/explore/graph", graph, methods=["GET"]),
+    Route("/api/v1/explore/path", path, methods=["GET"]),
+    Route("/api/v1/explore/asset", asset, methods=["GET"]),
+]

@@ -1,0 +1,206 @@
+"""The explorer in a real browser: Debian's chromium driven by selenium through chromium-driver,
+against a real `lineagegraph serve` with a token. Search, open an asset, expand a node, follow
+a path, and take a screenshot."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from explorer_fixtures import DAILY, EXPORT, OLD, ORDERS, RAW
+from serve_fixtures import TOKEN, Server
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the dev extra")
+Select = pytest.importorskip("selenium.webdriver.support.ui").Select
+Keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and DRIVER),
+    reason="needs Debian's chromium and chromium-driver (scripts/test.sh installs them as root)",
+)
+WIDTH, HEIGHT = 1400, 1000
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                f"--window-size={WIDTH},{HEIGHT}"):  # fmt: skip
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
+    driver.implicitly_wait(0)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait(driver: Any, check: Any, seconds: float = 20) -> Any:
+    """Poll until `check(driver)` is truthy; the page redraws, so an element may go stale."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    ignored = (StaleElementReferenceException,)
+    until = WebDriverWait(driver, seconds, poll_frequency=0.1, ignored_exceptions=ignored)
+    return until.until(lambda d: check(d))
+
+
+def by_css(driver: Any, css: str) -> list[Any]:
+    return driver.find_elements("css selector", css)
+
+
+def drawn(driver: Any) -> set[str]:
+    return {g.get_attribute("data-urn") for g in by_css(driver, "#canvas g.node")}
+
+
+def viewport(driver: Any) -> tuple[int, int]:
+    return tuple(driver.execute_script("return [window.innerWidth, window.innerHeight]"))
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any,
+                                           tmp_path: Path) -> None:  # fmt: skip
+    browser.get(explorer_server.url + "/")
+    assert browser.title == "lineagegraph explorer"
+    assert not browser.find_element("id", "path-form").is_displayed()  # the other tab
+    blank = tmp_path / "blank.png"
+    assert browser.save_screenshot(str(blank))
+
+    # without the token the server's 401 reason shows, and what to do about it
+    box = browser.find_element("id", "search")
+    box.send_keys("DAILY")
+    wait(browser, lambda d: "Bearer" in d.find_element("id", "message").text)
+    assert "Enter the server's token" in browser.find_element("id", "message").text
+
+    browser.find_element("id", "token").send_keys(TOKEN)
+    browser.find_element("css selector", "#token-form button").click()
+    depth = browser.find_element("id", "depth")
+    depth.clear()
+    depth.send_keys("1")
+    box.clear()
+    box.send_keys("daily")  # suggestions as you type: urns holding the text, any case
+    shown = lambda d: [li for li in by_css(d, "#suggestions li") if li.is_displayed()]  # noqa: E731
+    items = wait(browser, shown)
+    assert [li.text for li in items] == [EXPORT, DAILY]
+    box.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN, Keys.ENTER)  # the keys pick the second
+
+    # one hop both ways around DAILY_SALES, with its asset page
+    wait(browser, lambda d: drawn(d) == {DAILY, ORDERS, EXPORT})
+    assert "lineage of " + DAILY in browser.find_element("id", "summary").text
+    panel = wait(browser, lambda d: d.find_element("id", "asset") if "DAILY_SALES" in
+                 d.find_element("id", "asset").text else None)  # fmt: skip
+    assert DAILY in panel.text and "mart" not in panel.text.split("Transformations")[0]
+
+    # a click on ORDERS grows the picture upstream of it and opens its page
+    node = next(g for g in by_css(browser, "#canvas g.node")
+                if g.get_attribute("data-urn") == ORDERS)  # fmt: skip
+    node.click()
+    wait(browser, lambda d: drawn(d) == {DAILY, ORDERS, EXPORT, RAW})
+    wait(browser, lambda d: "not_null" in d.find_element("id", "asset").text)
+    page = browser.find_element("id", "asset").text
+    assert "quality: fail" in page
+    assert "load\nwrites\n2" in page.replace("\t", "\n") or "load writes 2" in page
+    assert "mart" in page and "row_count" in page and "AMOUNT" in page
+    expanded = [g.get_attribute("data-urn") for g in by_css(browser, "#canvas g.node.expanded")]
+    assert expanded == [ORDERS]
+    legend = [s.text for s in by_css(browser, "#legend span")]
+    assert legend == ["pass", "warn", "error", "fail", "unknown"]  # ORDERS has a quality
+
+    # colour by system instead: the legend names the systems
+    Select(browser.find_element("id", "colour")).select_by_value("system")
+    wait(browser, lambda d: [s.text for s in by_css(d, "#legend span")] == ["s3", "snowflake"])
+    assert drawn(browser) == {DAILY, ORDERS, EXPORT, RAW}  # the expansion is kept
+
+    shot = tmp_path / "explorer.png"
+    assert browser.save_screenshot(str(shot))
+    assert png_size(shot) == png_size(blank) == viewport(browser)
+    # four boxes, edges and a filled asset page compress far worse than the empty page
+    assert shot.stat().st_size > 20_000
+    assert shot.stat().st_size > 1.5 * blank.stat().st_size
+
+    # the path between two assets
+    browser.find_element("id", "tab-path").click()
+    assert not browser.find_element("id", "lineage-form").is_displayed()
+    browser.find_element("id", "path-from").send_keys("s3://raw/")
+    pick = wait(browser, lambda d: [li for li in by_css(d, "#path-form li") if li.is_displayed()])
+    assert [li.text for li in pick] == [RAW]
+    pick[0].click()
+    assert browser.find_element("id", "path-from").get_attribute("value") == RAW
+    browser.find_element("id", "path-to").send_keys(EXPORT)
+    browser.find_element("css selector", "#path-form button").click()
+    wait(browser, lambda d: "paths from " + RAW in d.find_element("id", "summary").text)
+    assert drawn(browser) == {RAW, ORDERS, DAILY, EXPORT}
+
+
+def test_a_name_not_found_lists_the_nearest_and_deleted_on_request(
+    explorer_server: Server, browser: Any
+) -> None:
+    browser.get(explorer_server.url + "/")
+    browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
+    browser.refresh()
+    browser.find_element("id", "search").send_keys("DAILY_SALEZ\n")
+    text = lambda d: d.find_element("id", "message").text  # noqa: E731
+    message = wait(browser, lambda d: "Did you mean" in text(d) and text(d))
+    assert "no asset matches 'DAILY_SALEZ'" in message
+    assert DAILY in message.split("Did you mean:")[1]
+
+    # Enter looks the typed name up as the CLI does; deleted assets show only when asked for
+    box = browser.find_element("id", "search")
+    box.clear()
+    box.send_keys("DB.S.DAILY_SALES\n")
+    wait(browser, lambda d: drawn(d) == {RAW, ORDERS, DAILY, EXPORT})
+    browser.find_element("id", "deleted").click()
+    wait(browser, lambda d: drawn(d) == {RAW, ORDERS, DAILY, EXPORT, OLD})
+    logs = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
+    assert not logs, logs  # nothing the page does is blocked by its own CSP
+
+
+def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any,
+                                           tmp_path: Path) -> None:  # fmt: skip
+    browser.get(explorer_server.url + "/")
+    browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
+    browser.refresh()
+    browser.find_element("id", "tab-orphans").click()
+    assert not browser.find_element("id", "explore").is_displayed()
+    Select(browser.find_element("id", "by")).select_by_value("dataset")
+    browser.find_element("css selector", "#orphans-form button").click()
+
+    def datasets(d: Any) -> list[str]:
+        return [tr.find_elements("css selector", "td")[1].text
+                for tr in by_css(d, "#report-table tbody tr")]  # fmt: skip
+
+    # most expensive first, as the CLI ranks them
+    wait(browser, lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders",
+                                            "s3://lake/raw/events"])  # fmt: skip
+    headers = [th.text for th in by_css(browser, "#report-table th")]
+    assert headers[:4] == ["bucket", "dataset", "objects", "bytes"] and "monthly_usd" in headers
+    total = [td.text for td in by_css(browser, "#report-table tfoot td")]
+    assert total[0] == "Total" and total[headers.index("objects")] == "3"
+    assert total[headers.index("bytes")] == f"{6 * 2**30:,}"
+    sorted_by = by_css(browser, "#report-table th[aria-sort]")
+    assert [(th.text, th.get_attribute("aria-sort")) for th in sorted_by] == [
+        ("monthly_usd", "descending")
+    ]
+
+    header = next(th for th in by_css(browser, "#report-table th") if th.text == "dataset")
+    header.click()  # text: ascending first
+    wait(browser, lambda d: datasets(d) == ["s3://lake/raw/events", "s3://lake/raw/orders",
+                                            "s3://other/x"])  # fmt: skip
+    next(th for th in by_css(browser, "#report-table th") if th.text == "dataset").click()
+    wait(browser, lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders",
+                                            "s3://lake/raw/events"])  # fmt: skip
+    shot = tmp_path / "orphans.png"
+    assert browser.save_screenshot(str(shot)) and png_size(shot) == viewport(browser)
