@@ -25,3 +25,4 @@ SET c.status = CASE WHEN newer THEN r.status ELSE c.status END,
     c.first_seen = CASE WHEN r.at < c.first_seen THEN r.at ELSE c.first_seen END,
     c.at = CASE WHEN newer THEN r.at ELSE c.at END
 MERGE (c)-[:CHECKS]->(t)
+RETURN count(*) AS written

@@ -7,3 +7,4 @@ ON CREATE SET c.name = r.name, c.first_seen = r.seen, c.last_seen = r.seen
 SET c.first_seen = CASE WHEN r.seen < c.first_seen THEN r.seen ELSE c.first_seen END,
     c.last_seen = CASE WHEN r.seen > c.last_seen THEN r.seen ELSE c.last_seen END
 MERGE (c)-[:COLUMN_OF]->(a)
+RETURN count(*) AS written

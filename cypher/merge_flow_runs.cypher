@@ -12,3 +12,4 @@ SET e.runs = e.runs + added,
     e.first_seen = CASE WHEN r.first < e.first_seen THEN r.first ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.last_seen = CASE WHEN r.last > e.last_seen THEN r.last ELSE e.last_seen END
+RETURN count(*) AS written

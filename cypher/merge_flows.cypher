@@ -10,3 +10,4 @@ ON MATCH SET
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
+RETURN count(*) AS written

@@ -5,3 +5,4 @@ UNWIND $rows AS r
 MATCH (f:Asset {urn: r.file})
 MATCH (d:Asset {urn: r.dataset})
 MERGE (f)-[:PART_OF]->(d)
+RETURN count(*) AS written

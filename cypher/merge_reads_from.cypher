@@ -7,3 +7,4 @@ ON CREATE SET e.first_seen = r.at, e.last_seen = r.at
 ON MATCH SET
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
+RETURN count(*) AS written
