@@ -99,7 +99,7 @@ def test_rows_whose_endpoint_never_comes_are_counted_and_named(store: GraphStore
     assert count(store, "MATCH (c:Column) RETURN count(c)") == 1
     lines = writer.warnings()
     assert lines[0] == (
-        f"2 columns not written: what they need is not in the graph, e.g. Asset {ghost.urn!r} "
+        f"columns not written: 2, what they need is not in the graph, e.g. Asset {ghost.urn!r} "
         "(count_dropped_columns)"
     )
     assert f"Asset {ghost.urn!r}" in lines[1] and "(count_dropped_flows)" in lines[1]
@@ -122,7 +122,7 @@ def test_a_run_that_drops_rows_is_partial_and_says_what(store: GraphStore) -> No
         run.watermark = T0
     assert run.status == "partial"
     assert run.warnings == [
-        f"1 columns not written: what they need is not in the graph, e.g. Asset {ghost.urn!r} "
+        f"columns not written: 1, what they need is not in the graph, e.g. Asset {ghost.urn!r} "
         "(count_dropped_columns)"
     ]
     stored = store.execute(

@@ -132,7 +132,7 @@ class GraphWriter:
             if dropped := self.counts[f"dropped_{what}"]:
                 examples = self._missing.get(what)
                 named = f", e.g. {', '.join(examples)}" if examples else ""
-                lines.append(f"{dropped} {what.replace('_', ' ')} not written: what they need "
+                lines.append(f"{what.replace('_', ' ')} not written: {dropped}, what they need "
                              f"is not in the graph{named} (count_dropped_{what})")  # fmt: skip
         return lines
 
@@ -154,8 +154,10 @@ class GraphWriter:
             self.counts[f"dropped_{needs.what}"] += lost
         if final:
             examples = self._missing.setdefault(needs.what, [])
-            for urn, label in sorted(missing)[: max(0, EXAMPLES - len(examples))]:
-                examples.append(f"{'Asset or Column' if label == 'Target' else label} {urn!r}")
+            for urn, label in sorted(missing):
+                named = f"{'Asset or Column' if label == 'Target' else label} {urn!r}"
+                if len(examples) < EXAMPLES and named not in examples:
+                    examples.append(named)
         return lacking
 
 
