@@ -1,4 +1,6 @@
 // Column-level lineage. Rows: {src, dst, at, via: [transformation urn] or []}.
+// Returns the rows written: one whose endpoint is not in the graph is left out (the writer
+// writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (a:Column {urn: r.src})
 MATCH (b:Column {urn: r.dst})

@@ -1,5 +1,7 @@
 // (:Column)-[:COLUMN_OF]->(:Asset). Rows: {urn, asset, name, seen}. An older sighting (a
 // replayed window) lowers first_seen and leaves last_seen alone.
+// Returns the rows written: one whose endpoint is not in the graph is left out (the writer
+// writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (a:Asset {urn: r.asset})
 MERGE (c:Column {urn: r.urn})

@@ -2,6 +2,8 @@
 // times (distinct sighting times), first, last, via: [transformation urn, ...]}. The same result
 // as one merge_flows row per sighting in time order: `runs` grows only for sightings newer than
 // last_seen, so replayed windows change nothing.
+// Returns the rows written: one whose endpoint is not in the graph is left out (the writer
+// writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})

@@ -1,5 +1,7 @@
 // Asset-level lineage. Rows: {src, dst, at, via: [transformation urn] or []}.
 // `runs` grows only for a sighting newer than the edge's last_seen, so replays count once.
+// Returns the rows written: one whose endpoint is not in the graph is left out (the writer
+// writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})

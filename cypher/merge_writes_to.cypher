@@ -1,4 +1,6 @@
 // (:Transformation)-[:WRITES_TO]->(:Asset). Rows: {t, asset, at}.
+// Returns the rows written: one whose endpoint is not in the graph is left out (the writer
+// writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (t:Transformation {urn: r.t})
 MATCH (a:Asset {urn: r.asset})
