@@ -1,6 +1,7 @@
 // A data-quality check (a dbt test, an OpenLineage assertion) and its latest result, and
-// (:Check)-[:CHECKS]->(target), the :Asset or :Column it tests (written before, by the same
-// harvest; a row whose target is not in the graph is left out).
+// (:Check)-[:CHECKS]->(target), the :Asset or :Column it tests. Returns the rows written: one
+// whose target is not in the graph is left out (the writer writes it again at the end of the
+// run, then counts it as dropped).
 // Rows: {urn, system, name, target, status, rank, failures, at, run_id}; rank orders statuses
 // from best to worst (lineagegraph.quality.RANK). A result replaces the stored one only when it
 // is newer, or as new and worse (higher rank, then more failures): an older result never
@@ -25,3 +26,4 @@ SET c.status = CASE WHEN newer THEN r.status ELSE c.status END,
     c.first_seen = CASE WHEN r.at < c.first_seen THEN r.at ELSE c.first_seen END,
     c.at = CASE WHEN newer THEN r.at ELSE c.at END
 MERGE (c)-[:CHECKS]->(t)
+RETURN count(*) AS written

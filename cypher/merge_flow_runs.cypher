@@ -2,6 +2,8 @@
 // times (distinct sighting times), first, last, via: [transformation urn, ...]}. The same result
 // as one merge_flows row per sighting in time order: `runs` grows only for sightings newer than
 // last_seen, so replayed windows change nothing.
+// Returns the rows written: one whose endpoint is not in the graph is left out (the writer
+// writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})
@@ -12,3 +14,4 @@ SET e.runs = e.runs + added,
     e.first_seen = CASE WHEN r.first < e.first_seen THEN r.first ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.last_seen = CASE WHEN r.last > e.last_seen THEN r.last ELSE e.last_seen END
+RETURN count(*) AS written

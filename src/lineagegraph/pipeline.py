@@ -62,6 +62,7 @@ class HarvestRun:
     watermark: int | None = None
     status: str = "running"
     error: str | None = None
+    warnings: list[str] = field(default_factory=list)  # rows dropped, for the HarvestReport
 
 
 def is_abandoned(run: dict[str, Any]) -> bool:
@@ -96,7 +97,8 @@ def harvest_run(
         writer = GraphWriter(store, run.counts)
         try:
             yield run, writer
-            writer.flush()
+            writer.finish()
+            _note_drops(run, writer)
         except BaseException as exc:
             interrupted = isinstance(exc, Interrupted | KeyboardInterrupt)
             run.status = "interrupted" if interrupted else "failed"
@@ -105,12 +107,21 @@ def harvest_run(
             # What was harvested is consistent and idempotent: keep it, and record why the run
             # stopped. If the store itself is gone, the original error is the one to report.
             with suppress(LineageGraphError):
-                writer.flush()
+                writer.finish()
+                run.warnings += writer.warnings()
             with suppress(LineageGraphError):
                 _finish(store, run)
             raise
         run.status = "partial" if run.error else "success"
         _finish(store, run)
+
+
+def _note_drops(run: HarvestRun, writer: GraphWriter) -> None:
+    """Rows dropped for good make the run partial, with why in its error and warnings."""
+    run.warnings += writer.warnings()
+    if run.warnings:
+        drops = f"rows dropped: {'; '.join(run.warnings)}"
+        run.error = f"{run.error}; {drops}" if run.error else drops
 
 
 def _close_abandoned(store: GraphStore, system: str, scope: str) -> None:

@@ -7,7 +7,8 @@ writer processes at once.
 
 A writer is given each item after the ones it needs: assets, then their columns (a column
 MATCHes its asset), then edges. The writer orders statements only within a batch, so a column
-flushed in a batch before its asset's is dropped. The concurrent test used to shuffle columns
+flushed in a batch before its asset's is left out (`finish` writes it again; these tests call
+`flush`, which does not). The concurrent test used to shuffle columns
 among the assets: each writer dropped about half of them and another writer's table usually
 landed first, so under load it failed now and then with a missing column (read as a
 duplicate: "each Column urn exactly once"). The one-writer test makes that deterministic.

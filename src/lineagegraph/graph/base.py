@@ -53,7 +53,8 @@ class GraphStore(ABC):
     def write_batches(
         self, name: str, rows: Iterable[dict[str, Any]], key: tuple[str, ...] = ()
     ) -> int:
-        """Run the named `UNWIND $rows` statement over `rows` in chunks; returns rows written.
+        """Run the named `UNWIND $rows` statement over `rows` in chunks; returns rows written
+        (a statement that ends in `RETURN count(*) AS written` says how many; see `written`).
 
         Each chunk is one transaction: a failing chunk leaves the graph as it was before it.
         `key` names the fields a statement MERGEs on: rows repeating a key within a chunk go to
@@ -70,17 +71,21 @@ class GraphStore(ABC):
 
     def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
         """Run `text` once per part of rows, in order; a backend may overlap the work."""
-        written = 0
-        for part in parts:
-            self.execute(text, {"rows": part}, write=True)
-            written += len(part)
-        return written
+        return sum(written(self.execute(text, {"rows": part}, write=True), part) for part in parts)
 
     def __enter__(self) -> GraphStore:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def written(result: Result, part: list[dict[str, Any]]) -> int:
+    """Rows of `part` a write statement wrote: its `written` column when it MATCHes what it
+    needs first (a row whose endpoint is missing is left out), else every row it was sent."""
+    if result.columns == ["written"] and result.rows:
+        return int(result.rows[0][0])
+    return len(part)
 
 
 def chunks(rows: Iterable[T], size: int) -> Iterator[list[T]]:

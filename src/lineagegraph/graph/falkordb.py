@@ -12,7 +12,7 @@ from falkordb import Edge, FalkorDB, Node, Path, QueryResult
 from falkordb.graph import QUERY_CMD
 
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
-from lineagegraph.graph.base import GraphStore, Result
+from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
 from lineagegraph.graph.statements import schema_statements
 from lineagegraph.settings import GraphSettings
@@ -61,8 +61,7 @@ class FalkorDBStore(GraphStore):
             raise QueryError(f"the embedded store rejected the query: {message}") from None
         except redis.RedisError as exc:
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
-        columns = [str(h[1]) for h in res.header] if res.header else []
-        return Result(columns, [[_plain(v) for v in row] for row in res.result_set])
+        return _result(res)
 
     def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
         """Encode the next part while the server runs this one.
@@ -72,35 +71,34 @@ class FalkorDBStore(GraphStore):
         waits on the socket for part N (the wait releases the GIL). Order and one statement
         (one atomic transaction) per part are kept.
         """
-        written = 0
+        done = 0
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="falkordb-encode") as pool:
             parts = iter(parts)
             first = next(parts, None)
             if first is None:
                 return 0
             ahead = pool.submit(self._encode, text, first)
-            size = len(first)
+            current = first
             for part in parts:
                 query = ahead.result()
                 ahead = pool.submit(self._encode, text, part)
-                self._run_encoded(query)
-                written += size
-                size = len(part)
-            self._run_encoded(ahead.result())
-            return written + size
+                done += written(self._run_encoded(query), current)
+                current = part
+            return done + written(self._run_encoded(ahead.result()), current)
 
     def _encode(self, text: str, rows: list[dict[str, Any]]) -> str:
         # The client's own parameter header, so values are quoted exactly as query() does.
         return str(self._graph._build_params_header({"rows": rows})) + text
 
-    def _run_encoded(self, query: str) -> None:
+    def _run_encoded(self, query: str) -> Result:
         try:
-            QueryResult(self._graph, self._graph.execute_command(QUERY_CMD, self._graph.name,
-                                                                 query, "--compact"))  # fmt: skip
+            reply = self._graph.execute_command(QUERY_CMD, self._graph.name, query, "--compact")
+            res = QueryResult(self._graph, reply)
         except redis.ResponseError as exc:
             raise QueryError(f"the embedded store rejected the query: {exc}") from None
         except redis.RedisError as exc:
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
+        return _result(res)
 
     def init_schema(self) -> None:
         """Create the indexes MERGE looks keys up in; drop an older store's unique constraints."""
@@ -131,6 +129,11 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._server.release()
+
+
+def _result(res: QueryResult) -> Result:
+    columns = [str(h[1]) for h in res.header] if res.header else []
+    return Result(columns, [[_plain(v) for v in row] for row in res.result_set])
 
 
 def _plain(value: Any) -> Any:

@@ -1,10 +1,15 @@
-"""Buffers model values and writes them in batches, nodes before the edges that need them."""
+"""Buffers model values and writes them in batches, nodes before the edges that need them.
+
+A row whose endpoint is not in the graph yet (its asset comes in a later batch) waits and is
+written again when the writer finishes; only what still has no endpoint then is dropped, and
+that is counted and named, never lost in silence.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.model import (
@@ -35,15 +40,38 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
     "merge_checks": ("urn",),  # after the assets and columns they test
 }
 ASSET_STATEMENT = {"Table": "merge_tables", "Dataset": "merge_datasets", "File": "merge_files"}
+EXAMPLES = 3  # endpoints a warning names per kind of row
+# Statements the reducer writes whole windows with, counted as the ones they stand for.
+COUNTED_AS = {"merge_flow_runs": "merge_flows", "merge_job_runs": "merge_transformations"}
+
+
+class Needs(NamedTuple):
+    """What a statement MATCHes before it writes (it ends in `RETURN count(*) AS written`)."""
+
+    what: str  # what a row writes: the count_dropped_{what} of the :HarvestRun, for messages
+    ends: dict[str, str]  # row field -> label of the node it needs ("Target": asset or column)
+
+
+# In the order waiting rows are written again: each after the statements writing its endpoints.
+NEEDS: dict[str, Needs] = {
+    "merge_columns": Needs("columns", {"asset": "Asset"}),
+    "merge_reads_from": Needs("reads_from", {"t": "Transformation", "asset": "Asset"}),
+    "merge_writes_to": Needs("writes_to", {"t": "Transformation", "asset": "Asset"}),
+    "merge_flows": Needs("flows", {"src": "Asset", "dst": "Asset"}),
+    "merge_flow_runs": Needs("flows", {"src": "Asset", "dst": "Asset"}),
+    "merge_column_feeds": Needs("column_feeds", {"src": "Column", "dst": "Column"}),
+    "merge_part_of": Needs("part_of", {"file": "Asset", "dataset": "Asset"}),
+    "merge_checks": Needs("checks", {"target": "Target"}),
+}
 
 
 class GraphWriter:
     """Collects rows per statement; when any buffer is full, flushes all of them in order.
 
-    Add each item after those it needs (an edge's endpoints, a column's asset): the order of
-    STATEMENTS holds within one flush only, and a row flushed before what it needs is dropped
-    by its MATCH (what is already in the graph counts too).
-    `counts` tallies rows written per statement (self edges are dropped and counted).
+    Items may come in any order: a row flushed before what it needs (an edge's endpoints, a
+    column's asset) waits and is written again by `finish`, after everything else. `counts`
+    tallies rows written per statement, self edges skipped, and rows dropped because what they
+    need never came (`dropped_{what}`, with a few endpoints named in `warnings()`).
     """
 
     def __init__(self, store: GraphStore, counts: Counter[str] | None = None) -> None:
@@ -51,6 +79,9 @@ class GraphWriter:
         self.counts: Counter[str] = counts if counts is not None else Counter()
         self._buffers: dict[str, list[dict[str, Any]]] = {name: [] for name in STATEMENTS}
         self._pending = 0
+        self._waiting: dict[str, list[dict[str, Any]]] = {name: [] for name in NEEDS}
+        self._keys: dict[str, tuple[str, ...]] = {}  # the MERGE key of each statement waiting
+        self._missing: dict[str, list[str]] = {}  # what -> a few endpoints no node holds
 
     def add(self, item: Item) -> None:
         for name, row in _rows(item):
@@ -70,9 +101,64 @@ class GraphWriter:
         for name, key in STATEMENTS.items():
             rows = self._buffers[name]
             if rows:
-                self.counts[name] += self.store.write_batches(name, rows, key)
+                self.write(name, rows, key)
                 rows.clear()
         self._pending = 0
+
+    def write(self, name: str, rows: list[dict[str, Any]], key: tuple[str, ...]) -> None:
+        """Write rows of one statement now; those whose endpoints are not in the graph yet
+        wait for `finish`."""
+        written = self.store.write_batches(name, rows, key)
+        self.counts[COUNTED_AS.get(name, name)] += written
+        if written < len(rows) and name in NEEDS:
+            self._waiting[name] += self._settle(name, rows, len(rows) - written, final=False)
+            self._keys[name] = key
+
+    def finish(self) -> None:
+        """Flush, then write the waiting rows once more; count and name what is still missing."""
+        self.flush()
+        for name in NEEDS:
+            rows, self._waiting[name] = self._waiting[name], []
+            if rows:
+                written = self.store.write_batches(name, rows, self._keys[name])
+                self.counts[COUNTED_AS.get(name, name)] += written
+                if written < len(rows):
+                    self._settle(name, rows, len(rows) - written, final=True)
+
+    def warnings(self) -> list[str]:
+        """One line per kind of row dropped for good, naming a few endpoints not in the graph."""
+        lines = []
+        for what in dict.fromkeys(n.what for n in NEEDS.values()):
+            if dropped := self.counts[f"dropped_{what}"]:
+                examples = self._missing.get(what)
+                named = f", e.g. {', '.join(examples)}" if examples else ""
+                lines.append(f"{what.replace('_', ' ')} not written: {dropped}, what they need "
+                             f"is not in the graph{named} (count_dropped_{what})")  # fmt: skip
+        return lines
+
+    def _settle(
+        self, name: str, rows: list[dict[str, Any]], dropped: int, *, final: bool
+    ) -> list[dict[str, Any]]:
+        """The rows of `rows` with an endpoint no node holds. `dropped` rows were left out: when
+        `final` they are counted as dropped and a few endpoints named; before, only those an
+        endpoint written since (by another writer) no longer explains are counted."""
+        needs = NEEDS[name]
+        ends = [{"urn": u, "label": lb} for u, lb in
+                {(row[f], lb) for row in rows for f, lb in needs.ends.items()}]  # fmt: skip
+        missing = {
+            (r["urn"], r["label"]) for r in self.store.read("missing_endpoints", {"ends": ends})
+        }
+        lacking = [r for r in rows if any((r[f], lb) in missing for f, lb in needs.ends.items())]
+        lost = dropped if final else dropped - len(lacking)
+        if lost > 0:
+            self.counts[f"dropped_{needs.what}"] += lost
+        if final:
+            examples = self._missing.setdefault(needs.what, [])
+            for urn, label in sorted(missing):
+                named = f"{'Asset or Column' if label == 'Target' else label} {urn!r}"
+                if len(examples) < EXAMPLES and named not in examples:
+                    examples.append(named)
+        return lacking
 
 
 def _rows(item: Item) -> Iterable[tuple[str, dict[str, Any]]]:

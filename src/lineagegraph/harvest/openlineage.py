@@ -559,6 +559,6 @@ class OpenLineageHarvester:
             run, report = harvest_openlineage(store, path, rules, full=self.full, on_file=on_file)
             reports.append(HarvestReport(
                 run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
-                report.problems, [], summary(path, run, report),
+                [*run.warnings, *report.problems], [], summary(path, run, report),
             ))  # fmt: skip
         return reports

@@ -248,9 +248,8 @@ class RunReducer:
              "via": list(r.via)}
             for (src, dst), r in self._flows.items()
         ]  # fmt: skip
-        store, counts = writer.store, writer.counts
-        counts["merge_transformations"] += store.write_batches("merge_job_runs", jobs, ("urn",))
-        counts["merge_flows"] += store.write_batches("merge_flow_runs", flows, ("src", "dst"))
+        writer.write("merge_job_runs", jobs, ("urn",))
+        writer.write("merge_flow_runs", flows, ("src", "dst"))
         self._jobs, self._flows, self._pending = {}, {}, 0
 
     def write_run(self, writer: GraphWriter) -> None:
@@ -266,7 +265,7 @@ class RunReducer:
                 {"t": job_urn, "asset": asset, "at": at} for at in dict.fromkeys((first, last))
             )
         for name, kind in (("merge_reads_from", "r"), ("merge_writes_to", "w")):
-            counts[name] += store.write_batches(name, edges[kind], ("t", "asset"))
+            writer.write(name, edges[kind], ("t", "asset"))
         for (src, dst), (first, last, vias) in self._feeds.items():
             order: list[str | None] = [*vias] or [None]
             writer.add_all(ColumnFeed(src, dst, first, via) for via in order)

@@ -217,5 +217,6 @@ class SparkHarvester:
         run, report = replay(store, directory)
         line = (f"{directory}: {report.files} files, {report.actions} actions, "
                 f"{report.failures} failed actions; run {run.id}: {run.status}")  # fmt: skip
+        warnings = [*run.warnings, *report.problems]
         return [HarvestReport(run.id, run.system, run.scope, run.status, run.counts,
-                              run.watermark, report.problems, [], line)]  # fmt: skip
+                              run.watermark, warnings, [], line)]  # fmt: skip

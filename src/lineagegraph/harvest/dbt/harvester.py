@@ -114,7 +114,7 @@ class DbtHarvester:
         progress(Tick(str(target), report.counts.get("models", 0), "models"))
         return [HarvestReport(
             run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
-            report.problems, [], summary(target, run, report),
+            [*run.warnings, *report.problems], [], summary(target, run, report),
         )]  # fmt: skip
 
 

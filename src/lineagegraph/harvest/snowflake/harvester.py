@@ -84,6 +84,7 @@ class SnowflakeReport:
     scope: str
     window_start: int
     run_id: str = ""
+    status: str = "running"  # the run's, once it is recorded
     watermark: int | None = None
     counts: Counter[str] = field(default_factory=Counter)
     warnings: list[str] = field(default_factory=list)
@@ -255,6 +256,8 @@ def harvest(
         # never backwards: a replayed overlap may hold nothing newer than the last watermark
         run.watermark = max((w for w in (newest, previous) if w is not None), default=None)
         report.watermark = run.watermark
+    report.status = run.status
+    report.warnings += run.warnings
     return report
 
 
@@ -508,7 +511,7 @@ def summary(report: SnowflakeReport) -> str:
         f"{c['queries_writing']:,} writing and {c['queries_reading']:,} reading queries, "
         f"{c['table_pairs']:,} table and {c['column_pairs']:,} column lineage pairs, "
         f"{c['drops']:,} drops, {c['rows_malformed']:,} malformed rows skipped; "
-        f"watermark {when(report.watermark)}; run {report.run_id}: success"
+        f"watermark {when(report.watermark)}; run {report.run_id}: {report.status}"
     )
 
 
@@ -548,6 +551,6 @@ class SnowflakeHarvester:
         finally:
             connection.close()
         return [HarvestReport(
-            report.run_id, SYSTEM, report.scope, "success", report.counts, report.watermark,
+            report.run_id, SYSTEM, report.scope, report.status, report.counts, report.watermark,
             warnings(report), [], summary(report),
         )]  # fmt: skip
