@@ -124,13 +124,16 @@ def cli(
     debug: bool,
     log_format: str,
 ) -> None:
-    """Harvest lineage from S3, Spark and Snowflake into one graph, and ask it questions.
+    """Harvest lineage from S3, Spark, Snowflake, dbt and OpenLineage into one graph, and ask
+    it questions.
 
     \b
     Start here:
-      lineagegraph init                 create the graph schema
+      lineagegraph demo                 the whole tool on a small local platform
+      lineagegraph harvest list         the sources, and what to set to harvest them
+      lineagegraph harvest all          every configured source (for cron and Airflow)
       lineagegraph status               what the graph holds, recent harvests
-      lineagegraph query "MATCH (a:Asset) RETURN a.urn LIMIT 5"
+      lineagegraph upstream NAME        where NAME's data comes from (also: impact, path)
 
     Settings come from LINEAGEGRAPH_* environment variables and a TOML file
     (see config/lineagegraph.example.toml). Without --graph or LINEAGEGRAPH_GRAPH__URI the
