@@ -274,6 +274,12 @@ def test_listings_search_and_the_cli_questions_over_http(server: Server) -> None
     assert missing.status_code == 404
     assert "s3://raw/sales" in missing.json()["suggestions"]
     assert server.get("/api/v1/upstream", name="s3://raw/sales", depth=0).status_code == 400
+    for route, params in (("upstream", {"name": "s3://raw/sales"}),
+                          ("impact", {"name": "s3://raw/sales"}),
+                          ("path", ends)):  # fmt: skip
+        odd = server.get(f"/api/v1/{route}", **params, include_deleted="maybe")
+        assert odd.status_code == 400, (route, odd.text)
+        assert odd.json()["reason"] == "include_deleted must be true or false (got 'maybe')"
     assert server.get("/api/v1/search").json()["reason"] == "the q query parameter is required"
     assert server.get("/api/v1/search", q="x", filter="RUN").status_code == 400
 

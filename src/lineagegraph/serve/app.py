@@ -29,9 +29,7 @@ from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spo
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
-from lineagegraph.serve.reading import answer as _answer
-from lineagegraph.serve.reading import int_param as _int
-from lineagegraph.serve.reading import text_param as _text
+from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
 from lineagegraph.serve.spool import Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
@@ -96,8 +94,8 @@ async def post_lineage(request: Request) -> Response:
 async def get_lineage(request: Request) -> Response:
     service: Service = request.app.state.service
     try:
-        node = _text(request, "nodeId")
-        depth = _int(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
+        node = text_param(request, "nodeId")
+        depth = int_param(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
         graph = await run_in_threadpool(service.read, marquez.lineage, node, depth, service.rules)
     except (BadRequest, marquez.BadNodeId) as exc:
         return error(400, str(exc))
@@ -107,7 +105,7 @@ async def get_lineage(request: Request) -> Response:
 
 
 async def get_namespaces(request: Request) -> Response:
-    return await _answer(request, marquez.namespaces)
+    return await answer(request, marquez.namespaces)
 
 
 async def get_search(request: Request) -> Response:
@@ -115,49 +113,48 @@ async def get_search(request: Request) -> Response:
     if kind not in (None, "DATASET", "JOB"):
         return error(400, f"filter must be DATASET or JOB (got {kind[:40]!r})")
     try:
-        text = _text(request, "q")
-        limit = _int(request, "limit", marquez.SEARCH_LIMIT, 1, marquez.MAX_SEARCH_LIMIT)
+        text = text_param(request, "q")
+        limit = int_param(request, "limit", marquez.SEARCH_LIMIT, 1, marquez.MAX_SEARCH_LIMIT)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await _answer(request, marquez.search, text, kind, limit)
+    return await answer(request, marquez.search, text, kind, limit)
 
 
 def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]:
     async def route(request: Request) -> Response:
         settings = request.app.state.service.settings
         try:
-            name = _text(request, "name")
-            depth = _int(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
+            name = text_param(request, "name")
+            depth = int_param(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
+            deleted = flag_param(request, "include_deleted")
         except BadRequest as exc:
             return error(exc.status, str(exc))
-        return await _answer(request, questions.traversal, settings, name, direction, depth,
-                             _deleted(request))  # fmt: skip
+        return await answer(request, questions.traversal, settings, name, direction, depth,
+                            deleted)  # fmt: skip
 
     return route
-
-
-def _deleted(request: Request) -> bool:
-    return request.query_params.get("include_deleted", "").lower() in ("1", "true", "yes")
 
 
 async def get_impact(request: Request) -> Response:
     settings = request.app.state.service.settings
     try:
-        name = _text(request, "name")
+        name = text_param(request, "name")
+        deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await _answer(request, questions.impact, settings, name, _deleted(request))
+    return await answer(request, questions.impact, settings, name, deleted)
 
 
 async def get_path(request: Request) -> Response:
     settings = request.app.state.service.settings
     try:
-        source, target = _text(request, "from"), _text(request, "to")
-        depth = _int(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+        source, target = text_param(request, "from"), text_param(request, "to")
+        depth = int_param(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+        deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await _answer(request, questions.path, settings, source, target, depth,
-                         _deleted(request))  # fmt: skip
+    return await answer(request, questions.path, settings, source, target, depth,
+                        deleted)  # fmt: skip
 
 
 async def healthz(request: Request) -> Response:
