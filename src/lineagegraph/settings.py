@@ -171,11 +171,7 @@ class S3Settings(Section):
     @field_validator("endpoint_url")
     @classmethod
     def _http_url(cls, url: str | None) -> str | None:
-        if url in (None, ""):
-            return None
-        if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
-            raise ValueError(f"must be an http:// or https:// URL (got {url!r})")
-        return url
+        return http_url(url)
 
     @field_validator("buckets")
     @classmethod
@@ -320,8 +316,34 @@ class SparkSettings(Section):
         "one when app names carry dates or ids).",
     )
     retry_seconds: float = Field(
-        30.0, gt=0, description="How long the listener spools before it tries the graph again."
+        30.0, gt=0,
+        description="How long the listener spools before it tries the graph (or the "
+        "OpenLineage endpoint) again.",
+    )  # fmt: skip
+    openlineage_url: str | None = Field(
+        None,
+        description="Base URL of an OpenLineage HTTP endpoint (`lineagegraph serve`, Marquez), "
+        "e.g. http://lineage-host:5000; when set, emit=openlineage posts each RunEvent there "
+        "instead of writing it to openlineage_dir.",
     )
+    openlineage_endpoint: str = Field(
+        "api/v1/lineage", description="Path of the endpoint under openlineage_url."
+    )
+    openlineage_token: SecretStr | None = Field(
+        None,
+        description="API key sent as 'Authorization: Bearer <token>' to openlineage_url "
+        "(never printed).",
+    )
+    send_seconds: float = Field(
+        60.0, gt=0, le=3600,
+        description="How long the listener retries an event the endpoint does not take "
+        "(connection errors, 5xx) before it keeps it in openlineage_dir.",
+    )  # fmt: skip
+
+    @field_validator("openlineage_url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        return http_url(url)
 
 
 class OpenLineageSettings(Section):
@@ -414,6 +436,15 @@ class ServeSettings(Section):
                 f"host {self.host!r} is not a loopback address: set a token "
                 "(--token or LINEAGEGRAPH_SERVE__TOKEN) before serving beyond this machine"
             )
+
+
+def http_url(url: str | None) -> str | None:
+    """An http(s) URL setting: empty is unset, anything else must be http:// or https://."""
+    if url in (None, ""):
+        return None
+    if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
+        raise ValueError(f"must be an http:// or https:// URL (got {redact(url)!r})")
+    return url
 
 
 def is_loopback(host: str) -> bool:

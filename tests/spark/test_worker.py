@@ -39,6 +39,9 @@ class BlockingSink:
         self.actions.append(action)
 
     def failure(self, captured: Captured) -> None: ...
+    def flush(self, timeout: float) -> bool:
+        return True
+
     def close(self) -> None: ...
 
 

@@ -16,16 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.settings import Settings, load_settings
+from lineagegraph.settings import Settings, load_settings, redact
 from lineagegraph.spark.lineage import AppInfo, Naming
-from lineagegraph.spark.listener import (
-    Counts,
-    QueryListener,
-    Worker,
-    make_sinks,
-    registered_proxy,
-)
+from lineagegraph.spark.listener import QueryListener, Worker, make_sinks, registered_proxy
 from lineagegraph.spark.spool import check_writable
+from lineagegraph.spark.threads import Counts
 
 __all__ = ["SPARK_CONF", "SparkLineage", "install"]
 
@@ -36,6 +31,9 @@ SPARK_CONF = {
     "spark.lineagegraph.spoolDir": ("spark", "spool_dir"),
     "spark.lineagegraph.openlineageDir": ("spark", "openlineage_dir"),
     "spark.lineagegraph.openlineageNamespace": ("spark", "openlineage_namespace"),
+    "spark.lineagegraph.openlineageUrl": ("spark", "openlineage_url"),
+    "spark.lineagegraph.openlineageEndpoint": ("spark", "openlineage_endpoint"),
+    "spark.lineagegraph.openlineageToken": ("spark", "openlineage_token"),
     "spark.lineagegraph.appName": ("spark", "app_name"),
     "spark.lineagegraph.queueSize": ("spark", "queue_size"),
     "spark.lineagegraph.graphUri": ("graph", "uri"),
@@ -56,11 +54,13 @@ class SparkLineage:
 
     @property
     def counts(self) -> dict[str, int]:
-        """What the listener did so far: actions recorded, ignored, failed, spooled, dropped."""
+        """What the listener did so far: actions recorded, ignored, failed, spooled, dropped;
+        with an OpenLineage URL, events sent, retried, rejected and kept unsent."""
         return dict(self.worker.counts.snapshot())
 
     def flush(self, timeout: float = 30.0) -> bool:
-        """Wait for Spark's listener bus, then for the worker; False if `timeout` ran out."""
+        """Wait for Spark's listener bus, the worker, then the HTTP sender (events sent or
+        kept locally); False if `timeout` ran out."""
         try:
             self.spark.sparkContext._jsc.sc().listenerBus().waitUntilEmpty(int(timeout * 1000))
         except Exception:  # a stopped context has nothing left to deliver
@@ -133,7 +133,9 @@ def install(
     handle = SparkLineage(spark, settings, worker, listener)
     setattr(spark, _ATTRIBUTE, handle)
     atexit.register(handle.stop)
-    log.info("lineage listener installed for %s (emit=%s)", app.name, settings.spark.emit)
+    log.info("lineage listener installed for %s (emit=%s%s)", app.name, settings.spark.emit,
+             f", to {redact(settings.spark.openlineage_url)}" if settings.spark.openlineage_url
+             else "")  # fmt: skip
     return handle
 
 

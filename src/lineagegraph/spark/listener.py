@@ -5,17 +5,17 @@ the plan into plain values (`plan.capture_success`), puts them on a bounded queu
 when the queue is full the action is dropped and counted, so the job never waits for lineage.
 The worker thread analyses each plan and sends the action to its sinks: the graph (one
 long-running :HarvestRun per application, spooling to disk while the graph is unreachable)
-and/or OpenLineage JSON lines. Every exception is caught and logged: lineage never breaks a job.
+and/or OpenLineage RunEvents: JSON lines, or posts to an endpoint (spark.http). Every
+exception is caught and logged: lineage never breaks a job.
 """
 
 from __future__ import annotations
 
 import logging
 import queue
-import re
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from contextlib import ExitStack
 from typing import Any, ClassVar, Protocol
 
@@ -23,6 +23,7 @@ from lineagegraph.graph.store import open_store
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.settings import Settings
 from lineagegraph.spark import plan
+from lineagegraph.spark.http import HttpSink
 from lineagegraph.spark.lineage import (
     AppInfo,
     Naming,
@@ -31,38 +32,19 @@ from lineagegraph.spark.lineage import (
     failure_to_openlineage,
     to_openlineage,
 )
-from lineagegraph.spark.spool import SUFFIX, append_lines, write_actions
+from lineagegraph.spark.spool import append_lines, spool_file_name, write_actions
+from lineagegraph.spark.threads import Counts, wait_for_queue
 
 log = logging.getLogger("lineagegraph.spark")
 _STOP = object()
 _NESTED_WINDOW = 64  # recent actions remembered to recognise a command's nested writes
 
 
-class Counts:
-    """Counters shared by the callback thread and the worker thread."""
-
-    def __init__(self) -> None:
-        self._counts: Counter[str] = Counter()
-        self._lock = threading.Lock()
-
-    def add(self, key: str, n: int = 1) -> None:
-        with self._lock:
-            self._counts[key] += n
-
-    def snapshot(self) -> Counter[str]:
-        with self._lock:
-            return Counter(self._counts)
-
-
 class Sink(Protocol):
     def action(self, action: SparkAction) -> None: ...
     def failure(self, captured: plan.Captured) -> None: ...
+    def flush(self, timeout: float) -> bool: ...
     def close(self) -> None: ...
-
-
-def _file_name(app: AppInfo) -> str:
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{app.name}-{app.app_id}")
-    return safe + SUFFIX
 
 
 class GraphSink:
@@ -72,7 +54,7 @@ class GraphSink:
         self.settings = settings
         self.app = app
         self.counts = counts
-        self.spool_path = settings.spark.spool_dir / _file_name(app)
+        self.spool_path = settings.spark.spool_dir / spool_file_name(app)
         self._stack: ExitStack | None = None
         self._run: HarvestRun | None = None
         self._writer: Any = None
@@ -127,6 +109,9 @@ class GraphSink:
                   "at": captured.start_ms, "error": captured.error}  # fmt: skip
         self._write(lambda: None, record)
 
+    def flush(self, timeout: float) -> bool:
+        return True  # every write is done by the time action() returns
+
     def _progress(self) -> None:
         assert self._run is not None
         self._run.counts |= self.counts.snapshot()  # counters only grow: max is the latest
@@ -149,7 +134,7 @@ class OpenLineageSink:
     def __init__(self, settings: Settings, app: AppInfo) -> None:
         self.app = app
         self.namespace = settings.spark.openlineage_namespace
-        self.path = settings.spark.openlineage_dir / _file_name(app)
+        self.path = settings.spark.openlineage_dir / spool_file_name(app)
 
     def action(self, action: SparkAction) -> None:
         append_lines(self.path, [to_openlineage(action, self.namespace)])
@@ -160,6 +145,9 @@ class OpenLineageSink:
             captured.error or "", self.namespace,
         )  # fmt: skip
         append_lines(self.path, [event])
+
+    def flush(self, timeout: float) -> bool:
+        return True  # every line is fsynced by the time action() returns
 
     def close(self) -> None:
         pass
@@ -245,15 +233,12 @@ class Worker:
         return nested
 
     def flush(self, timeout: float) -> bool:
-        """Wait until every queued action is handled; False on timeout."""
+        """Wait until every queued action is handled and each sink has delivered it (an HTTP
+        sink sends on a thread of its own); False on timeout."""
         deadline = time.monotonic() + timeout
-        with self.queue.all_tasks_done:
-            while self.queue.unfinished_tasks:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self.queue.all_tasks_done.wait(left)
-        return True
+        if not wait_for_queue(self.queue, timeout):
+            return False
+        return all(sink.flush(max(deadline - time.monotonic(), 0.0)) for sink in self.sinks)
 
     def stop(self, timeout: float) -> None:
         try:
@@ -329,5 +314,8 @@ def make_sinks(settings: Settings, app: AppInfo, counts: Counts) -> list[Sink]:
     if settings.spark.emit in ("graph", "both"):
         sinks.append(GraphSink(settings, app, counts))
     if settings.spark.emit in ("openlineage", "both"):
-        sinks.append(OpenLineageSink(settings, app))
+        if settings.spark.openlineage_url:
+            sinks.append(HttpSink(settings, app, counts))
+        else:
+            sinks.append(OpenLineageSink(settings, app))
     return sinks

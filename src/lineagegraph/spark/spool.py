@@ -20,6 +20,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import types
 import typing
 from collections.abc import Iterable
@@ -36,7 +37,7 @@ from lineagegraph.identity import IdentityError
 from lineagegraph.jsonlines import numbered_lines, parse_json
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.settings import Settings
-from lineagegraph.spark.lineage import LineageError, SparkAction, action_items
+from lineagegraph.spark.lineage import AppInfo, LineageError, SparkAction, action_items
 
 log = logging.getLogger(__name__)
 SUFFIX = ".jsonl"
@@ -57,6 +58,12 @@ def check_writable(directory: Path, what: str) -> Path:
             f"choose another directory"
         ) from None
     return directory.resolve()
+
+
+def spool_file_name(app: AppInfo) -> str:
+    """One file per application, named so that a person can tell whose it is."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{app.name}-{app.app_id}")
+    return safe + SUFFIX
 
 
 def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
