@@ -99,3 +99,16 @@ def test_plugin_sources_keep_their_own_tables(
                          "airflow": {"url": "http://airflow:8080"}}  # fmt: skip
     assert "SOURCES__AIRFLOW" not in caplog.text
     assert "ignoring unknown environment variable LINEAGEGRAPH_SOURCE__TYPO" in caplog.text
+
+
+def test_the_listener_endpoint_must_be_an_http_url_and_its_token_a_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LINEAGEGRAPH_SPARK__OPENLINEAGE_URL", "lineage-host:5000")
+    with pytest.raises(ConfigError, match=r"spark.openlineage_url .*must be an http:// or https"):
+        load_settings()
+    monkeypatch.setenv("LINEAGEGRAPH_SPARK__OPENLINEAGE_URL", "http://lineage-host:5000")
+    monkeypatch.setenv("LINEAGEGRAPH_SPARK__OPENLINEAGE_TOKEN", "spark-t0ken-secret")
+    s = load_settings()
+    assert "spark-t0ken-secret" not in repr(s) and "spark-t0ken-secret" not in str(s.model_dump())
+    assert s.spark.openlineage_url == "http://lineage-host:5000"

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 import requests
 
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.settings import Settings
 from lineagegraph.spark import install
 from lineagegraph.spark.http import HttpSink
@@ -118,6 +120,15 @@ def test_a_wrong_token_is_counted_and_kept_and_the_job_goes_on(
     assert WRONG_TOKEN not in caplog.text and WRONG_TOKEN not in server.log()
 
 
+def test_a_url_without_emit_openlineage_is_said_not_ignored(
+    spark: Any, tmp_path: Path, embedded_dir: Path, settings_for: Any,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    settings = settings_for(tmp_path, embedded_dir, openlineage_url="http://127.0.0.1:9")
+    install(spark, settings=settings).stop()
+    assert "openlineage_url is set but emit is 'graph': no event is posted there" in caplog.text
+
+
 def action(root: Path, n: int) -> SparkAction:
     """The lineage of one action as the worker hands it to its sinks: in{n} -> out{n}."""
     return SparkAction(
@@ -153,7 +164,7 @@ def test_events_wait_for_a_server_that_starts_late(
 
 
 def test_an_endpoint_that_stays_down_leaves_every_event_in_the_local_file(
-    tmp_path: Path, embedded_dir: Path, settings_for: Any, unused_port: int,
+    tmp_path: Path, embedded_dir: Path, settings_for: Any, unused_port: int, graph: GraphStore,
     caplog: pytest.LogCaptureFixture,
 ) -> None:  # fmt: skip
     caplog.set_level(logging.WARNING, logger="lineagegraph")
@@ -172,3 +183,9 @@ def test_an_endpoint_that_stays_down_leaves_every_event_in_the_local_file(
     assert outputs == [f"{tmp_path}/out{n}" for n in range(6)]
     assert counts.snapshot()["events_unsent"] == 6 and counts.snapshot()["events_sent"] == 0
     assert "unreachable" in caplog.text and TOKEN not in caplog.text
+    run, report = harvest_openlineage(graph, tmp_path / "openlineage")  # as the docs say
+    assert run.status == "success" and report.complete == 6
+    flows = graph.execute("MATCH (a)-[:FLOWS_TO]->(b) RETURN a.urn, b.urn", {}, write=False).rows
+    assert sorted(map(tuple, flows)) == [
+        (f"file://{tmp_path}/in{n}", f"file://{tmp_path}/out{n}") for n in range(6)
+    ]

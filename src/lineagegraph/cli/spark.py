@@ -47,8 +47,9 @@ def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:
     """Ingest OpenLineage RunEvents from a file or a directory of files.
 
     Reads JSON lines (openlineage-python's file transport with append, the Spark listener's
-    output with emit=openlineage, see docs/spark.md) and one-event-per-file JSON (the file
-    transport's default).
+    output with emit=openlineage, and the events it kept when [spark] openlineage_url did
+    not take them, see docs/spark.md) and one-event-per-file JSON (the file transport's
+    default).
     COMPLETE events become lineage, with the columnLineage and symlinks facets, and their
     dataQualityAssertions become check results (see lineagegraph check --help); malformed
     events are skipped and reported by file and line.

@@ -112,7 +112,7 @@ def install(
         )
     if settings is None:
         settings = _settings_from(spark, emit, spool_dir, openlineage_dir, app_name)
-    _check_dirs(settings)
+    _check(settings)
     from pyspark.java_gateway import ensure_callback_server_started
 
     context = spark.sparkContext
@@ -159,8 +159,13 @@ def _settings_from(
     return load_settings(None, **overrides)
 
 
-def _check_dirs(settings: Settings) -> None:
+def _check(settings: Settings) -> None:
+    """Directories that cannot be written fail here, before the job runs; a URL that would go
+    unused is said, not silently ignored."""
     if settings.spark.emit in ("graph", "both"):
         check_writable(settings.spark.spool_dir, "Spark lineage spool directory")
     if settings.spark.emit in ("openlineage", "both"):
         check_writable(settings.spark.openlineage_dir, "OpenLineage output directory")
+    elif settings.spark.openlineage_url:
+        log.warning("[spark] openlineage_url is set but emit is %r: no event is posted there "
+                    "(set emit to 'openlineage' or 'both')", settings.spark.emit)  # fmt: skip
