@@ -189,3 +189,19 @@ def test_an_endpoint_that_stays_down_leaves_every_event_in_the_local_file(
     assert sorted(map(tuple, flows)) == [
         (f"file://{tmp_path}/in{n}", f"file://{tmp_path}/out{n}") for n in range(6)
     ]
+
+
+def test_an_event_not_even_the_local_file_takes_is_counted_lost_and_said(
+    tmp_path: Path, embedded_dir: Path, settings_for: Any, unused_port: int,
+    caplog: pytest.LogCaptureFixture,
+) -> None:  # fmt: skip
+    settings = settings_to(settings_for, tmp_path, embedded_dir, f"http://127.0.0.1:{unused_port}",
+                           TOKEN, send_seconds=0.2)  # fmt: skip
+    counts = Counts()  # openlineage_dir was never made (or was removed mid-job)
+    sink = HttpSink(settings, AppInfo("gone", "local-9"), counts)
+    for n in range(2):
+        sink.action(action(tmp_path, n))
+    assert sink.flush(30)  # the sender survived the first loss and handled the second
+    sink.close()
+    assert counts.snapshot()["events_lost"] == 2 and counts.snapshot()["events_unsent"] == 0
+    assert "cannot keep an OpenLineage event in" in caplog.text and "it is lost" in caplog.text

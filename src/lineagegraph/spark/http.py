@@ -144,18 +144,20 @@ class HttpSink:
         self._append(rejected, event)
 
     def _keep(self, event: dict[str, Any], why: str) -> None:
-        self._append(self.unsent_path, event)
-        self.counts.add("events_unsent")
-        log.debug("OpenLineage event kept in %s: %s", self.unsent_path, why)
+        if self._append(self.unsent_path, event):
+            self.counts.add("events_unsent")
+            log.debug("OpenLineage event kept in %s: %s", self.unsent_path, why)
 
-    def _append(self, path: Path, event: dict[str, Any]) -> None:
+    def _append(self, path: Path, event: dict[str, Any]) -> bool:
         """Append to a local file; if even that fails the event is lost: count and say so,
         but never stop the sender thread (the next event may fare better)."""
         try:
             append_lines(path, [event])
+            return True
         except Exception as exc:
             self.counts.add("events_lost")
             log.error("cannot keep an OpenLineage event in %s (%s): it is lost", path, exc)
+            return False
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets)
