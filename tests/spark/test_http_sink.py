@@ -93,7 +93,7 @@ def test_a_spark_job_reads_back_from_serve_as_input_job_output(
     assert [e["destination"] for e in nodes[job]["outEdges"]] == [target]
     assert [e["origin"] for e in nodes[target]["inEdges"]] == [job]
     assert nodes[job]["type"] == "JOB" and nodes[target]["type"] == "DATASET"
-    assert TOKEN not in caplog.text
+    assert TOKEN not in caplog.text and TOKEN not in server.log()
 
 
 def test_a_wrong_token_is_counted_and_kept_and_the_job_goes_on(
