@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -35,7 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s = Server(tmp_path_factory.mktemp("serve") / "store")
     s.start()
     yield s
-    s.kill()
+    s.kill(signal.SIGTERM)  # a clean stop: serve stops its embedded store server too
 
 
 def lineage_of(server: Server, node_id: str, job: str, timeout: float = 30) -> dict[str, Any]:
@@ -160,7 +161,7 @@ def test_events_wait_for_a_server_that_starts_late(
             job = f"job:spark:late.file://{tmp_path}/out{n}"
             lineage_of(late, f"dataset:file:{tmp_path}/in{n}", job)
     finally:
-        late.kill()
+        late.kill(signal.SIGTERM)
 
 
 def test_an_endpoint_that_stays_down_leaves_every_event_in_the_local_file(
