@@ -92,6 +92,42 @@ def lineage_or_empty(server: Server, node: str) -> dict[str, Any]:
     return r.json() if r.status_code == 200 else {"graph": []}
 
 
+def test_the_async_transport_lands_every_event_in_the_graph(server: Server) -> None:
+    """openlineage-python's AsyncHttpTransport: many requests in flight at once (sharing the
+    server's group commit), api key, gzip; START before COMPLETE for half of the runs."""
+    from openlineage.client.event_v2 import RunState
+    from openlineage.client.transport.async_http import AsyncHttpConfig, AsyncHttpTransport
+
+    config = AsyncHttpConfig.from_dict({
+        "url": server.url, "auth": {"type": "api_key", "apiKey": server.token},
+        "compression": "gzip", "max_concurrent_requests": 32, "retry": {"total": 0},
+    })  # fmt: skip
+    transport = AsyncHttpTransport(config)
+    names = [f"async-{n}" for n in range(200)]
+    sent = 0
+    for n, name in enumerate(names):
+        event = run_event(name, [("s3://in", f"src/{n % 7}")], [("s3://out", name)])
+        if n % 2:
+            start = run_event(name, [], [])
+            start.eventType, start.run = RunState.START, event.run
+            transport.emit(start)
+            sent += 1
+        transport.emit(event)
+        sent += 1
+    assert transport.close(timeout=60)
+    assert transport.get_stats() == {"pending": 0, "success": sent, "failed": 0}
+    assert server.get("/healthz").json()["events_accepted"] == sent
+    expected = {f"openlineage://airflow/{name}" for name in names}
+    settings = GraphSettings(data_dir=server.data_dir)
+
+    def missing() -> set[str]:
+        with open_store(settings) as store:
+            rows = store.read("serve_jobs", {"urns": sorted(expected)})
+        return expected - {row["urn"] for row in rows}
+
+    assert wait_for(lambda: not missing(), 60), sorted(missing())[:5]
+
+
 def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
     events = [_json(i) for i in range(3)]
     r = server.post(gzip.compress(json.dumps(events).encode()), **{"Content-Encoding": "gzip"})
