@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 from click.testing import CliRunner
 from serve_fixtures import TOKEN, Server, client, run_event
@@ -92,17 +93,28 @@ def lineage_or_empty(server: Server, node: str) -> dict[str, Any]:
     return r.json() if r.status_code == 200 else {"graph": []}
 
 
-def test_the_async_transport_lands_every_event_in_the_graph(server: Server) -> None:
-    """openlineage-python's AsyncHttpTransport: many requests in flight at once (sharing the
-    server's group commit), api key, gzip; START before COMPLETE for half of the runs."""
+def test_the_async_transport_lands_every_event_in_the_graph(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """openlineage-python's AsyncHttpTransport, configured from the environment as the docs say:
+    many requests in flight at once (sharing the server's group commit), api key, gzip; START
+    before COMPLETE for half of the runs."""
+    from openlineage.client import OpenLineageClient
     from openlineage.client.event_v2 import RunState
-    from openlineage.client.transport.async_http import AsyncHttpConfig, AsyncHttpTransport
+    from openlineage.client.transport.async_http import AsyncHttpTransport
 
-    config = AsyncHttpConfig.from_dict({
-        "url": server.url, "auth": {"type": "api_key", "apiKey": server.token},
-        "compression": "gzip", "max_concurrent_requests": 32, "retry": {"total": 0},
-    })  # fmt: skip
-    transport = AsyncHttpTransport(config)
+    for key, value in {
+        "OPENLINEAGE_URL": server.url, "OPENLINEAGE_API_KEY": server.token,
+        "OPENLINEAGE__TRANSPORT__TYPE": "async_http",
+        "OPENLINEAGE__TRANSPORT__MAX_CONCURRENT_REQUESTS": "32",
+        "OPENLINEAGE__TRANSPORT__COMPRESSION": "gzip",
+        "OPENLINEAGE__TRANSPORT__RETRY": '{"total": 0}',
+    }.items():  # fmt: skip
+        monkeypatch.setenv(key, str(value))
+    transport = OpenLineageClient().transport
+    assert isinstance(transport, AsyncHttpTransport)
+    assert transport.config.max_concurrent_requests == 32
+    assert transport.config.compression is not None and transport.config.compression.value == "gzip"
     names = [f"async-{n}" for n in range(200)]
     sent = 0
     for n, name in enumerate(names):
