@@ -158,6 +158,22 @@ def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
     assert server.get("/api/v1/lineage", nodeId="dataset:s3://b:out7").status_code == 404
 
 
+def test_a_large_batch_is_checked_off_the_event_loop_the_same_way(server: Server) -> None:
+    events = [_json(100 + i) for i in range(300)]
+    body = json.dumps(events)
+    assert len(body) > 64 * 2**10  # over what is checked on the event loop itself
+    broken = [*events[:250], {"eventType": "COMPLETE"}, *events[250:]]
+    r = server.post(json.dumps(broken))
+    assert r.status_code == 400
+    assert r.json()["reason"] == "event [250]: the event has no 'eventTime' (str)"
+    r = server.post(body)
+    assert r.status_code == 201, r.text
+    assert r.json() == {"accepted": 300}
+    health = wait_for(lambda: (h := server.get("/healthz").json())["events_ingested"] == 300 and h)
+    assert health["events_accepted"] == 300 and health["events_rejected"] == 1
+    assert lineage_or_empty(server, "dataset:s3://b:out399")["graph"]
+
+
 def _json(i: int) -> dict[str, Any]:
     from openlineage.client.serde import Serde
 
