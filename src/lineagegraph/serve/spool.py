@@ -175,6 +175,9 @@ class GroupCommit:
                 self.spool.append(b"".join(w[0] for w in waiting), sum(w[1] for w in waiting))
             except StoreError as exc:
                 failure = exc
+            except Exception as exc:  # a bug must not leave requests waiting for ever
+                log.exception("writing the spool failed")
+                failure = StoreError(f"cannot write the spool: {type(exc).__name__}: {exc}")
             loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
             for _, _, future in waiting:
                 loops.setdefault(future.get_loop(), []).append(future)
