@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 from click.testing import CliRunner
 from serve_fixtures import TOKEN, Server, client, run_event
@@ -92,6 +93,53 @@ def lineage_or_empty(server: Server, node: str) -> dict[str, Any]:
     return r.json() if r.status_code == 200 else {"graph": []}
 
 
+def test_the_async_transport_lands_every_event_in_the_graph(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """openlineage-python's AsyncHttpTransport, configured from the environment as the docs say:
+    many requests in flight at once (sharing the server's group commit), api key, gzip; START
+    before COMPLETE for half of the runs."""
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.event_v2 import RunState
+    from openlineage.client.transport.async_http import AsyncHttpTransport
+
+    for key, value in {
+        "OPENLINEAGE_URL": server.url, "OPENLINEAGE_API_KEY": server.token,
+        "OPENLINEAGE__TRANSPORT__TYPE": "async_http",
+        "OPENLINEAGE__TRANSPORT__MAX_CONCURRENT_REQUESTS": "32",
+        "OPENLINEAGE__TRANSPORT__COMPRESSION": "gzip",
+        "OPENLINEAGE__TRANSPORT__RETRY": '{"total": 0}',
+    }.items():  # fmt: skip
+        monkeypatch.setenv(key, str(value))
+    transport = OpenLineageClient().transport
+    assert isinstance(transport, AsyncHttpTransport)
+    assert transport.config.max_concurrent_requests == 32
+    assert transport.config.compression is not None and transport.config.compression.value == "gzip"
+    names = [f"async-{n}" for n in range(200)]
+    sent = 0
+    for n, name in enumerate(names):
+        event = run_event(name, [("s3://in", f"src/{n % 7}")], [("s3://out", name)])
+        if n % 2:
+            start = run_event(name, [], [])
+            start.eventType, start.run = RunState.START, event.run
+            transport.emit(start)
+            sent += 1
+        transport.emit(event)
+        sent += 1
+    assert transport.close(timeout=60)
+    assert transport.get_stats() == {"pending": 0, "success": sent, "failed": 0}
+    assert server.get("/healthz").json()["events_accepted"] == sent
+    expected = {f"openlineage://airflow/{name}" for name in names}
+    settings = GraphSettings(data_dir=server.data_dir)
+
+    def missing() -> set[str]:
+        with open_store(settings) as store:
+            rows = store.read("serve_jobs", {"urns": sorted(expected)})
+        return expected - {row["urn"] for row in rows}
+
+    assert wait_for(lambda: not missing(), 60), sorted(missing())[:5]
+
+
 def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
     events = [_json(i) for i in range(3)]
     r = server.post(gzip.compress(json.dumps(events).encode()), **{"Content-Encoding": "gzip"})
@@ -108,6 +156,22 @@ def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
     assert r.json()["reason"] == "event [1]: the event has no 'eventTime' (str)"
     time.sleep(1.5)  # two ingest rounds: the good event of the refused batch never arrives
     assert server.get("/api/v1/lineage", nodeId="dataset:s3://b:out7").status_code == 404
+
+
+def test_a_large_batch_is_checked_off_the_event_loop_the_same_way(server: Server) -> None:
+    events = [_json(100 + i) for i in range(300)]
+    body = json.dumps(events)
+    assert len(body) > 64 * 2**10  # over what is checked on the event loop itself
+    broken = [*events[:250], {"eventType": "COMPLETE"}, *events[250:]]
+    r = server.post(json.dumps(broken))
+    assert r.status_code == 400
+    assert r.json()["reason"] == "event [250]: the event has no 'eventTime' (str)"
+    r = server.post(body)
+    assert r.status_code == 201, r.text
+    assert r.json() == {"accepted": 300}
+    health = wait_for(lambda: (h := server.get("/healthz").json())["events_ingested"] == 300 and h)
+    assert health["events_accepted"] == 300 and health["events_rejected"] == 1
+    assert lineage_or_empty(server, "dataset:s3://b:out399")["graph"]
 
 
 def _json(i: int) -> dict[str, Any]:

@@ -3,13 +3,14 @@ what a killed process leaves behind, and an ingest that fails keeping its files.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 import threading
 from pathlib import Path
 
-from lineagegraph.serve.spool import Ingester, Spool
+from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 
 
 def lines_in(directory: Path) -> list[str]:
@@ -35,6 +36,27 @@ def test_concurrent_appends_all_land_whole_and_in_segments(tmp_path: Path) -> No
     assert sorted(written) == sorted(f'{{"w":{w},"n":{n}}}' for w in range(4) for n in range(200))
     assert len(list(spool.ingesting.iterdir())) > 1
     assert {oct(p.stat().st_mode & 0o777) for p in spool.ingesting.iterdir()} == {"0o600"}
+
+
+def test_group_commit_answers_each_append_once_its_line_is_written(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    commit = GroupCommit(spool)
+    seen_on_return: list[bool] = []
+
+    async def append(n: int) -> None:
+        line = f'{{"n":{n}}}'
+        await commit.append(line.encode() + b"\n", 1)
+        seen_on_return.append(line in lines_in(spool.incoming))
+
+    async def many() -> None:
+        await asyncio.gather(*(append(n) for n in range(300)))
+
+    asyncio.run(many())
+    assert seen_on_return == [True] * 300
+    assert spool.pending() == 300
+    commit.stop()
+    spool.close()
+    assert sorted(lines_in(spool.incoming)) == sorted(f'{{"n":{n}}}' for n in range(300))
 
 
 def test_a_new_process_ingests_what_the_last_one_left(tmp_path: Path) -> None:
@@ -94,6 +116,38 @@ except StoreError as exc:
     print(exc)
 spool.append(b'{"a":2}\\n', 1)
 """
+
+
+GROUP_ON_A_FULL_DISK = """
+import asyncio, resource, sys
+from pathlib import Path
+from lineagegraph.errors import StoreError
+from lineagegraph.serve.spool import GroupCommit, Spool
+spool = Spool(Path(sys.argv[1]))
+commit = GroupCommit(spool)
+
+async def main():
+    await commit.append(b'{"a":1}\\n', 1)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # the file may grow to 4 KiB
+    big = commit.append(b'{"big":"' + b"x" * 10_000 + b'"}\\n', 1)
+    results = await asyncio.gather(big, return_exceptions=True)
+    print([type(r).__name__ + ": " + str(r) for r in results])
+    await commit.append(b'{"a":2}\\n', 1)
+
+asyncio.run(main())
+commit.stop()
+"""
+
+
+def test_a_group_that_cannot_be_written_fails_its_requests_and_the_next_one_works(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    result = subprocess.run([sys.executable, "-c", GROUP_ON_A_FULL_DISK, str(tmp_path)], env=env,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "StoreError: cannot write the spool" in result.stdout, result.stdout
+    assert lines_in(tmp_path / "incoming") == ['{"a":1}', '{"a":2}']
 
 
 def test_a_write_that_fails_half_way_leaves_no_half_line(tmp_path: Path) -> None:

@@ -21,7 +21,6 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Match
 from starlette.types import Message, Receive, Scope, Send
 
 from lineagegraph.pipeline import now_ms
@@ -134,12 +133,10 @@ class Timed:
             labels = (scope["method"], self._route(scope), str(status))
             self.latency.labels(*labels).observe(time.perf_counter() - started)
 
-    def _route(self, scope: Scope) -> str:
-        for route in self.app.routes:
-            match, _ = route.matches(scope)
-            if match is not Match.NONE:
-                return str(getattr(route, "path", "other"))
-        return "unmatched"
+    @staticmethod
+    def _route(scope: Scope) -> str:
+        route = scope.get("route")  # set by Starlette's router on a match (405s too)
+        return "unmatched" if route is None else str(getattr(route, "path", "other"))
 
 
 def _max_age(request: Request) -> float:

@@ -14,7 +14,7 @@ from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.serve.app import Service, create_app
-from lineagegraph.serve.spool import Ingester, Spool
+from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -53,9 +53,11 @@ def running_service(settings: Settings) -> Iterator[Service]:
             batch_events=settings.serve.batch_events,
         )
         ingester.start()
+        commit = GroupCommit(spool)
         try:
-            yield Service(settings, reads, spool, ingester)
+            yield Service(settings, reads, spool, ingester, commit)
         finally:
+            commit.stop()
             ingester.stop()
             spool.close()
 

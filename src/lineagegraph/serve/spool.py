@@ -16,6 +16,7 @@ job's last (docs/graph-model.md). Concurrent requests share one fsync (group com
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -128,6 +129,71 @@ class Spool:
             os.close(self._fd)
             if self._lines == 0:
                 self._path.unlink(missing_ok=True)
+
+
+class GroupCommit:
+    """Spool appends for requests on the event loop, which awaits `append` instead of holding a
+    worker thread through a write and an fsync. One thread writes everything handed to it while
+    its previous fsync ran, in one write and one fsync, and wakes all those requests at once:
+    the event loop does no file I/O, and the syscalls and thread hops are paid per group, not
+    per request."""
+
+    def __init__(self, spool: Spool) -> None:
+        self.spool = spool
+        self._waiting: list[tuple[bytes, int, asyncio.Future[None]]] = []
+        self._ready = threading.Condition()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._run, name="lineagegraph-spool", daemon=True)
+        self._thread.start()
+
+    async def append(self, lines: bytes, count: int) -> None:
+        """Return once `count` events (each one line ending in a newline) are on disk;
+        StoreError if they cannot be written, and then none of them is in the spool."""
+        future = asyncio.get_running_loop().create_future()
+        with self._ready:
+            self._waiting.append((lines, count, future))
+            self._ready.notify()
+        await future
+
+    def stop(self) -> None:
+        """Write what is still waiting, then end the thread."""
+        with self._ready:
+            self._stopping = True
+            self._ready.notify()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._waiting and not self._stopping:
+                    self._ready.wait()
+                if not self._waiting:
+                    return
+                waiting, self._waiting = self._waiting, []
+            failure: StoreError | None = None
+            try:
+                self.spool.append(b"".join(w[0] for w in waiting), sum(w[1] for w in waiting))
+            except StoreError as exc:
+                failure = exc
+            except Exception as exc:  # a bug must not leave requests waiting for ever
+                log.exception("writing the spool failed")
+                failure = StoreError(f"cannot write the spool: {type(exc).__name__}: {exc}")
+            loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+            for _, _, future in waiting:
+                loops.setdefault(future.get_loop(), []).append(future)
+            for loop, futures in loops.items():
+                with contextlib.suppress(RuntimeError):  # that loop has closed: none waits
+                    loop.call_soon_threadsafe(_settle, futures, failure)
+
+
+def _settle(futures: list[asyncio.Future[None]], failure: StoreError | None) -> None:
+    for future in futures:
+        if future.done():  # the request was cancelled (its client went away)
+            continue
+        if failure is None:
+            future.set_result(None)
+        else:
+            future.set_exception(StoreError(str(failure)))
 
 
 def adopt(path: Path, directory: Path) -> None:
