@@ -101,6 +101,10 @@ function attachSuggestions(input, onPick) {
     } else if (event.key === "Enter" && current >= 0 && count) {
       event.preventDefault();  // the highlighted suggestion, not the text typed so far
       pick(list.children[current].textContent);
+    } else if (event.key === "Enter") {
+      clearTimeout(timer);  // what was typed is looked up: suggestions still coming are moot
+      asked++;
+      hide();
     }
   });
 }
