@@ -198,6 +198,8 @@ def test_svg_writes_control_characters_out_so_it_stays_xml() -> None:
     assert "b/a\\tb\\x01<i>\\u2028c" in texts  # escapes, visible, and the markup as text
     assert next(t.text for t in root.iter(f"{svg}title")) == "j\\x1f"  # the edge's job
     assert not list(root.iter(f"{svg}i"))
+    boxes = [(g.get("data-node"), g.get("data-urn")) for g in root.iter(f"{svg}g")]
+    assert boxes == [("0", START.urn), ("1", "s3://b/a\\tb\\x01<i>\\u2028c")]  # by place
 
 
 def test_dot_escapes_and_ranks() -> None:

@@ -546,8 +546,9 @@ def to_svg(view: View) -> str:
         attrs = f'class="edge" stroke="#555" stroke-width="1.4"{dash}'
         parts.append(edge_path(x1, y1 + NODE_H / 2, x2, y2 + NODE_H / 2, attrs, edge.via))
     by_quality = shows_quality(view)
-    for node in view.nodes:
-        parts.append(node_box(node, *pos[node.urn], by_quality, f'data-urn="{xml_text(node.urn)}"'))
+    for i, node in enumerate(view.nodes):  # data-node: exact where control characters are not
+        ref = f'data-urn="{xml_text(node.urn)}" data-node="{i}"'
+        parts.append(node_box(node, *pos[node.urn], by_quality, ref))
     parts.append("</svg>")
     return "".join(parts)
 

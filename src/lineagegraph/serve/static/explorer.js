@@ -116,7 +116,7 @@ function draw(picture, onNode) {
   const svg = document.importNode(parsed.documentElement, true);
   $("canvas").replaceChildren(svg);
   for (const g of svg.querySelectorAll("g.node")) {
-    // the column view names a node by its place in `nodes`: a urn may hold any character
+    // a node's place in `nodes` names it exactly: its urn may hold characters XML cannot
     if (g.dataset.node !== undefined) g.dataset.urn = picture.nodes[Number(g.dataset.node)].urn;
     const urn = g.dataset.urn;
     g.classList.toggle("expanded", state.expanded.includes(urn));
