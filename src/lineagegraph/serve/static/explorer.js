@@ -115,6 +115,7 @@ function draw(picture, onNode) {
   const parsed = new DOMParser().parseFromString(picture.svg, "image/svg+xml");
   const svg = document.importNode(parsed.documentElement, true);
   $("canvas").replaceChildren(svg);
+  $("picked").textContent = "";  // a column view's clicked column, said again if still lit
   for (const g of svg.querySelectorAll("g.node")) {
     // a node's place in `nodes` names it exactly: its urn may hold characters XML cannot
     if (g.dataset.node !== undefined) g.dataset.urn = picture.nodes[Number(g.dataset.node)].urn;
@@ -147,7 +148,6 @@ async function showLineage() {
     ...state.expanded.map((urn) => ["expand", urn]),
   ];
   const columns = $("columns").checked;
-  $("picked").textContent = "";
   try {
     const picture = await getJSON("/api/v1/explore/" + (columns ? "columns" : "graph"), params);
     draw(picture, lineageNodeClicked);
