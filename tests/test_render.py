@@ -8,6 +8,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import xml.etree.ElementTree as ET
 import zlib
 from collections import Counter
 from pathlib import Path
@@ -183,6 +184,22 @@ def test_mermaid_labels_keep_line_breaks_and_control_characters_inside() -> None
                                  "downstream")  # fmt: skip
     lines = render.to_mermaid(down).split("\n")
     assert '  n1["b/a#13;#10;b#1;#8232;c<br/><small>s3 · File</small>"]' in lines
+
+
+def test_svg_writes_control_characters_out_so_it_stays_xml() -> None:
+    """XML 1.0 cannot carry most control characters (not even as &#1;): the explorer parses
+    the SVG as XML, so each is drawn as its escape and the picture still parses."""
+    key = "s3://b/a\tb\x01<i>\u2028c"
+    down = render.traversal_view(START, [Reached(key, "x", "s3", "File", 1, ("j\x1f",),
+                                                 (START.urn,))], "downstream")  # fmt: skip
+    root = ET.fromstring(render.to_svg(down))
+    svg = "{http://www.w3.org/2000/svg}"
+    texts = [t.text for t in root.iter(f"{svg}text")]
+    assert "b/a\\tb\\x01<i>\\u2028c" in texts  # escapes, visible, and the markup as text
+    assert next(t.text for t in root.iter(f"{svg}title")) == "j\\x1f"  # the edge's job
+    assert not list(root.iter(f"{svg}i"))
+    boxes = [(g.get("data-node"), g.get("data-urn")) for g in root.iter(f"{svg}g")]
+    assert boxes == [("0", START.urn), ("1", "s3://b/a\\tb\\x01<i>\\u2028c")]  # by place
 
 
 def test_dot_escapes_and_ranks() -> None:

@@ -30,32 +30,58 @@ EXPORT = "s3://exports/daily"
 OLD = "s3://exports/old"  # deleted: drawn only on request
 
 
+IMG = "<img src=x onerror=alert(1)>"  # a column name that must show as text
+CTRL = "tab\there\x1f"  # and one with control characters
+
+
 def _event(job: str, inputs: list[dict[str, Any]], outputs: list[tuple[str, str]],
-           at: str) -> dict[str, Any]:  # fmt: skip
+           at: str, facets: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
     return {"eventType": "COMPLETE", "eventTime": at, "run": {"runId": f"run-{job}-{at}"},
             "job": {"namespace": "airflow", "name": job}, "producer": "tests",
             "inputs": inputs,
-            "outputs": [{"namespace": ns, "name": name} for ns, name in outputs]}  # fmt: skip
+            "outputs": [{"namespace": ns, "name": name, "facets": facets or {}}
+                        for ns, name in outputs]}  # fmt: skip
+
+
+def _lineage(namespace: str, name: str, **fields: str) -> dict[str, Any]:
+    """Output facets: a columnLineage facet, each field fed by one field of namespace/name."""
+    return {"columnLineage": {"fields": {
+        field: {"inputFields": [{"namespace": namespace, "name": name, "field": source}]}
+        for field, source in fields.items()
+    }}}  # fmt: skip
+
+
+# Column lineage along the chain (field <- source field), as each job's output facet gives it:
+# raw.amount, raw.ts -> ORDERS.AMOUNT, ORDERED_AT -> DAILY_SALES.TOTAL, DAY; ORDERS.<IMG> ->
+# DAILY_SALES.NOTE; DAILY_SALES.TOTAL, DAY -> exports/daily total, day; TOTAL -> exports/old.
+# ORDERS also has a column without lineage (CTRL) from its schema facet.
+LOAD_FACETS = _lineage("s3://raw", "orders", AMOUNT="amount", ORDERED_AT="ts") | {
+    "schema": {"fields": [{"name": n, "type": "string"} for n in ("AMOUNT", "ORDERED_AT", IMG,
+                                                                  CTRL)]},
+}  # fmt: skip
+MART_FACETS = _lineage(SF, "DB.S.ORDERS", TOTAL="AMOUNT", DAY="ORDERED_AT", NOTE=IMG)
+EXPORT_FACETS = _lineage(SF, "DB.S.DAILY_SALES", total="TOTAL", day="DAY")
 
 
 def events() -> list[dict[str, Any]]:
     """raw (S3) -> load -> ORDERS -> mart -> DAILY_SALES -> export -> exports (S3), and an
     archive job writing OLD (deleted later); the mart's run asserts on ORDERS, and one
-    assertion (on a column) fails."""
+    assertion (on a column) fails. Every job's output has column lineage."""
     checks = {"dataQualityAssertions": {"assertions": [
         {"assertion": "not_null", "column": "AMOUNT", "success": False},
         {"assertion": "row_count", "success": True},
     ]}}  # fmt: skip
     raw = [{"namespace": "s3://raw", "name": "orders"}]
+    daily = [{"namespace": SF, "name": "DB.S.DAILY_SALES"}]
     return [
-        _event("load", raw, [(SF, "DB.S.ORDERS")], "2024-05-01T10:00:00Z"),
-        _event("load", raw, [(SF, "DB.S.ORDERS")], "2024-05-02T10:00:00Z"),
+        _event("load", raw, [(SF, "DB.S.ORDERS")], "2024-05-01T10:00:00Z", LOAD_FACETS),
+        _event("load", raw, [(SF, "DB.S.ORDERS")], "2024-05-02T10:00:00Z", LOAD_FACETS),
         _event("mart", [{"namespace": SF, "name": "DB.S.ORDERS", "inputFacets": checks}],
-               [(SF, "DB.S.DAILY_SALES")], "2024-05-02T11:00:00Z"),
-        _event("export", [{"namespace": SF, "name": "DB.S.DAILY_SALES"}],
-               [("s3://exports", "daily")], "2024-05-02T12:00:00Z"),
-        _event("archive", [{"namespace": SF, "name": "DB.S.DAILY_SALES"}],
-               [("s3://exports", "old")], "2024-05-02T12:00:00Z"),
+               [(SF, "DB.S.DAILY_SALES")], "2024-05-02T11:00:00Z", MART_FACETS),
+        _event("export", daily, [("s3://exports", "daily")], "2024-05-02T12:00:00Z",
+               EXPORT_FACETS),
+        _event("archive", daily, [("s3://exports", "old")], "2024-05-02T12:00:00Z",
+               _lineage(SF, "DB.S.DAILY_SALES", total="TOTAL")),
     ]  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from explorer_fixtures import DAILY, EXPORT, OLD, ORDERS, RAW
+from explorer_fixtures import CTRL, DAILY, EXPORT, IMG, OLD, ORDERS, RAW
 from serve_fixtures import TOKEN, Server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -166,6 +166,68 @@ def test_a_name_not_found_lists_the_nearest_and_deleted_on_request(
     wait(browser, lambda d: drawn(d) == {RAW, ORDERS, DAILY, EXPORT, OLD})
     logs = [e for e in browser.get_log("browser") if "Content Security Policy" in e["message"]]
     assert not logs, logs  # nothing the page does is blocked by its own CSP
+
+
+def column_urns(driver: Any, css: str) -> list[str]:
+    """The urns (each row's tooltip) of the column rows matching `css`, in drawing order."""
+    script = "return [...document.querySelectorAll(arguments[0])].map(" \
+        "(g) => g.querySelector('title').textContent)"  # fmt: skip
+    return driver.execute_script(script, css)
+
+
+def test_the_column_view_lights_up_a_columns_lineage(explorer_server: Server, browser: Any,
+                                                      tmp_path: Path) -> None:  # fmt: skip
+    browser.get(explorer_server.url + "/")
+    browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
+    browser.refresh()
+    blank = tmp_path / "blank.png"
+    assert browser.save_screenshot(str(blank))
+    box = browser.find_element("id", "search")
+    box.send_keys("DB.S.DAILY_SALES\n")
+    wait(browser, lambda d: drawn(d) == {RAW, ORDERS, DAILY, EXPORT})
+    assert not by_css(browser, "#canvas g.column")
+    assert not browser.find_element("id", "suggestions").is_displayed()  # Enter closed them
+
+    browser.find_element("id", "columns").click()  # the column view
+    wait(browser, lambda d: len(by_css(d, "#canvas g.column")) == 11)
+    assert drawn(browser) == {RAW, ORDERS, DAILY, EXPORT}
+    texts = [g.text for g in by_css(browser, "#canvas g.column text")]
+    # a name with markup is text on the page; control characters are written out
+    assert IMG in texts and "tab\\there\\x1f" in texts and CTRL not in texts
+    assert browser.execute_script("return document.querySelectorAll('img').length") == 0
+
+    amount = next(g for g in by_css(browser, "#canvas g.column")
+                  if g.find_element("css selector", "text").text == "AMOUNT")  # fmt: skip
+    amount.click()
+    wait(browser, lambda d: column_urns(d, "#canvas g.column.picked") == [f"{ORDERS}#AMOUNT"])
+    assert column_urns(browser, "#canvas g.column.upstream") == [f"{RAW}#amount"]
+    assert sorted(column_urns(browser, "#canvas g.column.downstream")) == [
+        f"{EXPORT}#total", f"{DAILY}#TOTAL"]  # fmt: skip
+    assert len(by_css(browser, "#canvas path.feed.lit")) == 3  # amount->AMOUNT->TOTAL->total
+    assert len(by_css(browser, "#canvas path.feed")) == 7
+    picked = browser.find_element("id", "picked").text
+    assert picked == (f"Column AMOUNT of {ORDERS}: 1 column(s) upstream, 2 downstream on "
+                      "this picture")  # fmt: skip
+    # dimmed: every column row but the four lit ones
+    dim = browser.execute_script(
+        "return [...document.querySelectorAll('#canvas g.column')]"
+        ".filter((g) => getComputedStyle(g).opacity < 0.5).length"
+    )
+    assert dim == 11 - 4
+
+    shot = tmp_path / "columns.png"
+    assert browser.save_screenshot(str(shot))
+    assert png_size(shot) == png_size(blank) == viewport(browser)
+    assert shot.stat().st_size > 20_000 and shot.stat().st_size > 1.5 * blank.stat().st_size
+
+    # the picked column stays lit when the picture is redrawn; unticked, the columns go
+    Select(browser.find_element("id", "colour")).select_by_value("system")
+    wait(browser, lambda d: [s.text for s in by_css(d, "#legend span")] == ["s3", "snowflake"])
+    wait(browser, lambda d: column_urns(d, "#canvas g.column.picked") == [f"{ORDERS}#AMOUNT"])
+    browser.find_element("id", "columns").click()
+    wait(browser, lambda d: not by_css(d, "#canvas g.column") and len(drawn(d)) == 4)
+    logs = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not logs, logs  # no script error, nothing blocked by the page's CSP
 
 
 def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any,

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import requests
 from click.testing import CliRunner
-from explorer_fixtures import DAILY, EXPORT, OLD, ORDERS, RAW
+from explorer_fixtures import CTRL, DAILY, EXPORT, IMG, OLD, ORDERS, RAW
 from serve_fixtures import Server
 
 from lineagegraph.cli import cli as cli_main
@@ -90,6 +90,76 @@ def test_deleted_assets_only_on_request(explorer_server: Server) -> None:
     assert gone.status_code == 410 and "deleted" in gone.json()["reason"]
     odd = explorer_server.get("/api/v1/explore/graph", name=DAILY, include_deleted="maybe")
     assert odd.status_code == 400 and "include_deleted" in odd.json()["reason"]
+
+
+def test_the_column_view_lists_columns_and_their_lineage(explorer_server: Server) -> None:
+    r = explorer_server.get("/api/v1/explore/columns", name=DAILY, depth=1)
+    assert r.status_code == 200, r.text
+    view = r.json()
+    # the asset picture is the graph route's, in the same order
+    plain = explorer_server.get("/api/v1/explore/graph", name=DAILY, depth=1).json()
+    assert view["nodes"] == plain["nodes"] and view["edges"] == plain["edges"] == 2
+    # each asset's columns by name, in the order of the nodes (start, upstream, downstream)
+    assert [(c["asset"], c["name"]) for c in view["columns"]] == [
+        (DAILY, "DAY"), (DAILY, "NOTE"), (DAILY, "TOTAL"),
+        (ORDERS, IMG), (ORDERS, "AMOUNT"), (ORDERS, "ORDERED_AT"), (ORDERS, CTRL),
+        (EXPORT, "day"), (EXPORT, "total"),
+    ]  # fmt: skip
+    assert all(c["urn"] == f"{c['asset']}#{c['name']}" for c in view["columns"])
+    mart, export = ["openlineage://airflow/mart"], ["openlineage://airflow/export"]
+    assert view["column_edges"] == [
+        {"from": f"{DAILY}#DAY", "to": f"{EXPORT}#day", "via": export},
+        {"from": f"{DAILY}#TOTAL", "to": f"{EXPORT}#total", "via": export},
+        {"from": f"{ORDERS}#{IMG}", "to": f"{DAILY}#NOTE", "via": mart},
+        {"from": f"{ORDERS}#AMOUNT", "to": f"{DAILY}#TOTAL", "via": mart},
+        {"from": f"{ORDERS}#ORDERED_AT", "to": f"{DAILY}#DAY", "via": mart},
+    ]  # raw/orders is two hops away: not on the picture, so neither are its columns' edges
+
+    # the SVG is well-formed XML (no control character in it) and names are only text in it
+    root = ET.fromstring(view["svg"])
+    assert not [el.tag for el in root.iter() if not el.tag.startswith(SVG)]  # no <img>
+    assert "<img" not in view["svg"] and "&lt;img src=x onerror=alert(1)&gt;" in view["svg"]
+    rows = [g for g in root.iter(f"{SVG}g") if g.get("class") == "column"]
+    texts = {int(g.get("data-column")): g.find(f"{SVG}text").text for g in rows}
+    names = {i: c["name"] for i, c in enumerate(view["columns"])}
+    assert names[6] == CTRL and texts == names | {6: "tab\\there\\x1f"}  # written out
+    boxes = [int(g.get("data-node")) for g in root.iter(f"{SVG}g") if g.get("class") == "node"]
+    assert boxes == [0, 1, 2]  # the page finds each box's urn in `nodes`
+    feeds = {(int(p.get("data-from")), int(p.get("data-to")))
+             for p in root.iter(f"{SVG}path") if p.get("class") == "feed"}  # fmt: skip
+    index = {c["urn"]: i for i, c in enumerate(view["columns"])}
+    assert feeds == {(index[e["from"]], index[e["to"]]) for e in view["column_edges"]}
+
+
+def test_the_column_view_follows_the_pictures_options(explorer_server: Server) -> None:
+    old = explorer_server.get("/api/v1/explore/columns", name=DAILY, direction="downstream",
+                              include_deleted="true").json()  # fmt: skip
+    assert [(c["asset"], c["name"]) for c in old["columns"]] == [
+        (DAILY, "DAY"), (DAILY, "NOTE"), (DAILY, "TOTAL"), (EXPORT, "day"), (EXPORT, "total"),
+        (OLD, "total"),
+    ]  # fmt: skip
+    assert {(e["from"], e["to"]) for e in old["column_edges"]} == {
+        (f"{DAILY}#DAY", f"{EXPORT}#day"), (f"{DAILY}#TOTAL", f"{EXPORT}#total"),
+        (f"{DAILY}#TOTAL", f"{OLD}#total"),
+    }  # fmt: skip
+    # grown around ORDERS: raw/orders and its columns join, and so do their edges
+    grown = explorer_server.get("/api/v1/explore/columns", name=DAILY, depth=1, expand=ORDERS)
+    edges = {(e["from"], e["to"]) for e in grown.json()["column_edges"]}
+    assert {(f"{RAW}#amount", f"{ORDERS}#AMOUNT"), (f"{RAW}#ts", f"{ORDERS}#ORDERED_AT")} < edges
+    # impact: transformations are drawn, with no columns
+    impact = explorer_server.get("/api/v1/explore/columns", name=ORDERS, direction="impact")
+    assert {c["asset"] for c in impact.json()["columns"]} == {ORDERS, DAILY, EXPORT}
+    assert "Transformation" in {n["kind"] for n in impact.json()["nodes"]}
+    cases = [({"name": DAILY, "direction": "sideways"}, 400, "direction"),
+             ({"name": DAILY, "depth": "0"}, 400, "depth"), ({}, 400, "name"),
+             ({"name": "DAILY_SALEZ"}, 404, "no asset matches"),
+             ({"name": OLD}, 410, "deleted")]  # fmt: skip
+    for params, status, words in cases:
+        r = explorer_server.get("/api/v1/explore/columns", **params)
+        assert r.status_code == status and words in r.json()["reason"], (params, r.text)
+    spec = explorer_server.get("/openapi.json").json()
+    names = {p["name"] for p in spec["paths"]["/api/v1/explore/columns"]["get"]["parameters"]}
+    assert names == {"name", "direction", "depth", "expand", "colour", "include_deleted"}
 
 
 def test_paths_and_the_asset_page(explorer_server: Server) -> None:

@@ -32,7 +32,8 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     listings and column lineage too. Also the orphans and cost reports (/api/v1/orphans,
     /api/v1/cost, JSON or CSV), Prometheus /metrics, /healthz and /openapi.json (every
     route). Open http://HOST:PORT/ in a browser for the lineage explorer (search, click to
-    expand, paths, asset pages; with a token, type it into the page). Stop with Ctrl-C or
+    expand, a column view whose columns light up their lineage when clicked, paths, asset
+    pages; with a token, type it into the page). Stop with Ctrl-C or
     SIGTERM: events already accepted are ingested first.
 
     While it runs, the embedded store stays loaded: other lineagegraph commands on the same

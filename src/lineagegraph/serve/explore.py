@@ -5,7 +5,7 @@ layout library and fetches nothing from anywhere else."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -33,15 +33,24 @@ def graph(
     store: GraphStore, settings: Settings, name: str, side: Side, depth: int,
     include_deleted: bool, expanded: Sequence[str] = (), by_system: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """The picture of `name`'s lineage, plus one hop both ways around each expanded node that is
-    on it (a transformation is not an asset and has no lineage of its own to grow)."""
-    urn = lineage.resolve(store, settings, name)
-    view = _around(store, urn, side, depth, include_deleted)
-    for other in expanded[:MAX_EXPANDED]:
-        node = view.by_urn.get(other)
-        if node is not None and node.kind != "Transformation":
-            view = _union(view, [(_around(store, other, "both", 1, include_deleted), node.level)])
+    """The picture of `name`'s lineage (see `lineage_view`)."""
+    view = lineage_view(store, settings, name, side, depth, include_deleted, expanded)
     return answer(view, by_system)
+
+
+def lineage_view(
+    store: GraphStore, settings: Settings, name: str, side: Side, depth: int,
+    include_deleted: bool, expanded: Sequence[str] = (),
+) -> render.View:  # fmt: skip
+    """`name`'s lineage, plus one hop both ways around each expanded node that is on it (a
+    transformation is not an asset and has no lineage of its own to grow)."""
+    urn = lineage.resolve(store, settings, name)
+    found = _around(store, urn, side, depth, include_deleted)
+    for other in expanded[:MAX_EXPANDED]:
+        node = found.by_urn.get(other)
+        if node is not None and node.kind != "Transformation":
+            found = _union(found, [(_around(store, other, "both", 1, include_deleted), node.level)])
+    return found
 
 
 def _around(store: GraphStore, urn: str, side: Side, depth: int, deleted: bool) -> render.View:
@@ -95,9 +104,12 @@ def paths(
     return answer(view, by_system) | {"paths": len(found.paths)}
 
 
-def answer(view: render.View, by_system: bool = False) -> dict[str, Any]:
-    """A picture for the page: its SVG, what is on it (for clicks) and the legend of its
-    colours: by quality once any asset on it has one (as the CLI's pictures), or by system."""
+def answer(
+    view: render.View, by_system: bool = False, draw: Callable[[render.View], str] = render.to_svg
+) -> dict[str, Any]:
+    """A picture for the page: its SVG (drawn by `draw` from the view as shown), what is on it
+    (for clicks; `nodes` in the order drawn) and the legend of its colours: by quality once any
+    asset on it has one (as the CLI's pictures), or by system."""
     shown = render.trim(view)
     if by_system:
         plain = [replace(n, quality=None) for n in shown.nodes]
@@ -114,7 +126,7 @@ def answer(view: render.View, by_system: bool = False) -> dict[str, Any]:
          "start": n.start, "deleted": n.deleted, "quality": n.quality}
         for n in shown.nodes
     ]  # fmt: skip
-    return {"title": shown.title, "note": shown.note, "svg": render.to_svg(shown),
+    return {"title": shown.title, "note": shown.note, "svg": draw(shown),
             "nodes": nodes, "edges": len(shown.edges), "legend": legend}  # fmt: skip
 
 

@@ -9,14 +9,16 @@ talk only to this server: no inline script, nothing from another origin.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from lineagegraph import lineage
-from lineagegraph.serve import explore
+from lineagegraph.serve import column_view, explore
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
@@ -60,6 +62,16 @@ async def suggest(request: Request) -> Response:
 
 
 async def graph(request: Request) -> Response:
+    return await _lineage(request, explore.graph)
+
+
+async def columns(request: Request) -> Response:
+    """The column view: the graph's picture with each asset's columns and their lineage."""
+    return await _lineage(request, column_view.columns)
+
+
+async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
+    """A lineage picture: `question` asked with the parameters the page sends for one."""
     settings = request.app.state.service.settings
     side = request.query_params.get("direction", "both")
     if side not in explore.SIDES:
@@ -74,7 +86,7 @@ async def graph(request: Request) -> Response:
         return error(exc.status, str(exc))
     if len(expanded) > explore.MAX_EXPANDED:
         return error(400, f"at most {explore.MAX_EXPANDED} expand parameters")
-    return await answer(request, explore.graph, settings, name, side, depth, deleted, expanded,
+    return await answer(request, question, settings, name, side, depth, deleted, expanded,
                         _by_system(request))  # fmt: skip
 
 
@@ -109,6 +121,7 @@ ROUTES = [
     Route("/explorer/{name}", static, methods=["GET"]),
     Route("/api/v1/explore/suggest", suggest, methods=["GET"]),
     Route("/api/v1/explore/graph", graph, methods=["GET"]),
+    Route("/api/v1/explore/columns", columns, methods=["GET"]),
     Route("/api/v1/explore/path", path, methods=["GET"]),
     Route("/api/v1/explore/asset", asset, methods=["GET"]),
 ]

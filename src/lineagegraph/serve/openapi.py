@@ -54,6 +54,14 @@ _REPORT = (
 )
 _NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
 _DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
+_PICTURE = (  # the explorer's lineage pictures
+    _NAME,
+    _query("direction", "both (default), upstream, downstream or impact"),
+    _query("depth", "hops (default 3)", kind="integer"),
+    _query("expand", "a urn on the picture to grow one hop both ways (repeatable)"),
+    _query("colour", "system: colour by system even where assets have a quality"),
+    _DELETED,
+)
 
 OPENAPI: dict[str, Any] = {
     "openapi": "3.0.3",
@@ -192,12 +200,14 @@ OPENAPI: dict[str, Any] = {
         ),
         "/api/v1/explore/graph": _get(
             "The explorer's picture of an asset's lineage: {title, note, svg, nodes, legend}",
-            _NAME,
-            _query("direction", "both (default), upstream, downstream or impact"),
-            _query("depth", "hops (default 3)", kind="integer"),
-            _query("expand", "a urn on the picture to grow one hop both ways (repeatable)"),
-            _query("colour", "system: colour by system even where assets have a quality"),
-            _DELETED,
+            *_PICTURE,
+        ),
+        "/api/v1/explore/columns": _get(
+            "The explorer's column view: the picture of /api/v1/explore/graph with each asset's "
+            "columns listed in its box and the column lineage drawn between them; also "
+            "columns [{urn, name, asset}] (the SVG's data-column indexes this list) and "
+            "column_edges [{from, to, via}] (column urns, the way data flows)",
+            *_PICTURE,
         ),
         "/api/v1/explore/path": _get(
             "The explorer's picture of the paths between two assets",

@@ -6,8 +6,9 @@
 
 const TOKEN_KEY = "lineagegraph-token";
 const $ = (id) => document.getElementById(id);
-// What the lineage picture shows: its start, and the nodes clicked to grow it.
-const state = { mode: "lineage", name: null, expanded: [], selected: null };
+// What the lineage picture shows: its start, the nodes clicked to grow it, and (in the column
+// view) the column clicked, by urn.
+const state = { mode: "lineage", name: null, expanded: [], selected: null, column: null };
 
 function token() {
   return sessionStorage.getItem(TOKEN_KEY) || "";
@@ -100,6 +101,10 @@ function attachSuggestions(input, onPick) {
     } else if (event.key === "Enter" && current >= 0 && count) {
       event.preventDefault();  // the highlighted suggestion, not the text typed so far
       pick(list.children[current].textContent);
+    } else if (event.key === "Enter") {
+      clearTimeout(timer);  // what was typed is looked up: suggestions still coming are moot
+      asked++;
+      hide();
     }
   });
 }
@@ -110,7 +115,10 @@ function draw(picture, onNode) {
   const parsed = new DOMParser().parseFromString(picture.svg, "image/svg+xml");
   const svg = document.importNode(parsed.documentElement, true);
   $("canvas").replaceChildren(svg);
+  $("picked").textContent = "";  // a column view's clicked column, said again if still lit
   for (const g of svg.querySelectorAll("g.node")) {
+    // a node's place in `nodes` names it exactly: its urn may hold characters XML cannot
+    if (g.dataset.node !== undefined) g.dataset.urn = picture.nodes[Number(g.dataset.node)].urn;
     const urn = g.dataset.urn;
     g.classList.toggle("expanded", state.expanded.includes(urn));
     g.classList.toggle("selected", urn === state.selected);
@@ -139,8 +147,11 @@ async function showLineage() {
     ["colour", $("colour").value],
     ...state.expanded.map((urn) => ["expand", urn]),
   ];
+  const columns = $("columns").checked;
   try {
-    draw(await getJSON("/api/v1/explore/graph", params), lineageNodeClicked);
+    const picture = await getJSON("/api/v1/explore/" + (columns ? "columns" : "graph"), params);
+    draw(picture, lineageNodeClicked);
+    if (columns) wireColumns(picture);
   } catch (error) {
     sayError(error);
   }
@@ -163,8 +174,64 @@ function startAt(name) {
   state.name = name;
   state.expanded = [];
   state.selected = null;
+  state.column = null;
   showLineage();
   showAsset(name);
+}
+
+// --- The column view ----------------------------------------------------------------------
+
+// Columns are named in the SVG by their place in `picture.columns`; a click highlights the
+// columns feeding the one clicked and those it feeds, from `picture.column_edges`.
+function wireColumns(picture) {
+  const index = new Map(picture.columns.map((c, i) => [c.urn, i]));
+  const feeds = picture.column_edges.map((e) => [index.get(e.from), index.get(e.to)]);
+  for (const g of $("canvas").querySelectorAll("g.column")) {
+    g.addEventListener("click", () => pickColumn(picture, feeds, Number(g.dataset.column)));
+  }
+  const again = index.get(state.column);  // still on the picture after a redraw
+  if (again === undefined) state.column = null; else pickColumn(picture, feeds, again);
+}
+
+function reach(feeds, start, forward) {
+  const next = new Map();
+  for (const [a, b] of feeds) {
+    const [from, to] = forward ? [a, b] : [b, a];
+    if (!next.has(from)) next.set(from, []);
+    next.get(from).push(to);
+  }
+  const seen = new Set();
+  const todo = [start];
+  while (todo.length) {
+    for (const n of next.get(todo.pop()) || []) {
+      if (n !== start && !seen.has(n)) { seen.add(n); todo.push(n); }
+    }
+  }
+  return seen;
+}
+
+function pickColumn(picture, feeds, picked) {
+  const up = reach(feeds, picked, false);
+  const down = reach(feeds, picked, true);
+  const canvas = $("canvas");
+  state.column = picture.columns[picked].urn;
+  canvas.querySelector("svg").classList.add("picking");
+  for (const g of canvas.querySelectorAll("g.column")) {
+    const k = Number(g.dataset.column);
+    g.classList.toggle("picked", k === picked);
+    g.classList.toggle("upstream", up.has(k));
+    g.classList.toggle("downstream", down.has(k));
+  }
+  for (const path of canvas.querySelectorAll("path.feed")) {
+    const a = Number(path.dataset.from);
+    const b = Number(path.dataset.to);
+    const lit = (up.has(a) && (b === picked || up.has(b)))
+      || (down.has(b) && (a === picked || down.has(a)));
+    path.classList.toggle("lit", lit);
+  }
+  const column = picture.columns[picked];
+  $("picked").textContent = `Column ${column.name} of ${column.asset}: ${up.size} column(s) `
+    + `upstream, ${down.size} downstream on this picture`;
 }
 
 async function showPaths() {
@@ -355,7 +422,7 @@ function main() {
     const name = $("search").value.trim();
     if (name) startAt(name);
   });
-  for (const id of ["direction", "depth", "deleted", "colour"]) {
+  for (const id of ["direction", "depth", "deleted", "colour", "columns"]) {
     $(id).addEventListener("change", showLineage);
   }
   $("path-form").addEventListener("submit", (event) => { event.preventDefault(); showPaths(); });
