@@ -3,6 +3,7 @@ status` computes them), the events taken in and the request latency, behind the 
 
 from __future__ import annotations
 
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -49,7 +50,7 @@ def graph_server(tmp_path: Path) -> Iterator[Server]:
     server = Server(tmp_path / "store")
     server.start()
     yield server
-    server.kill()
+    server.kill(signal.SIGTERM)  # a clean stop also stops its embedded store's server
 
 
 def scrape(server: Server, **params: str) -> Samples:
@@ -139,7 +140,7 @@ def test_one_graph_scan_per_ttl_while_event_counts_stay_live(tmp_path: Path) -> 
         assert other[("lineagegraph_graph_scans_total", ())] == 2
         assert present_assets(other) == 4  # s3://b/out, from the event
     finally:
-        server.kill()
+        server.kill(signal.SIGTERM)
 
 
 def test_facts_cache_scans_again_after_the_ttl(store: GraphStore) -> None:
