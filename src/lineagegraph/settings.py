@@ -429,6 +429,11 @@ class ServeSettings(Section):
     ingest_seconds: float = Field(
         0.5, gt=0, le=3600, description="How often spooled events are ingested into the graph."
     )
+    metrics_ttl_seconds: float = Field(
+        15.0, ge=0, le=86_400,
+        description="How long /metrics reuses its scan of the graph (0: scan on every scrape); "
+        "the event counters and latencies are always live.",
+    )  # fmt: skip
 
     def check(self) -> None:
         if not is_loopback(self.host) and self.token is None:

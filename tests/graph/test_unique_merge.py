@@ -189,6 +189,7 @@ def test_opening_an_older_store_drops_its_unique_constraints(tmp_path: Path) -> 
         for label, prop in LEGACY_UNIQUE_KEYS:  # what init_schema used to create
             store._graph.create_node_unique_constraint(label, prop)
         assert len(store._constraints()) == len(LEGACY_UNIQUE_KEYS)
+        store._db.connection.delete(store._schema_key)  # older stores have no schema marker
     with open_store(settings) as store:
         assert isinstance(store, FalkorDBStore)
         assert store._constraints() == []

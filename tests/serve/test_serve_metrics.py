@@ -3,6 +3,8 @@ status` computes them), the events taken in and the request latency, behind the 
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,21 +13,20 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 from serve_fixtures import Server, client, run_event
 
-from lineagegraph.graph.store import open_store
+from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import Asset, Flow
 from lineagegraph.pipeline import harvest_run
+from lineagegraph.serve.metrics import FactsCache
 from lineagegraph.settings import GraphSettings
-from lineagegraph.status import HOUR_MS
+from lineagegraph.status import HOUR_MS, Status, graph_status
 
 T0 = 1_700_000_000_000
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
-@pytest.fixture
-def graph_server(tmp_path: Path) -> Iterator[Server]:
+def build_graph(data_dir: Path) -> None:
     """Two S3 datasets (one with lineage) and a table; s3 harvested now, snowflake 48 h ago."""
-    data_dir = tmp_path / "store"
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         store.init_schema()
         writer = GraphWriter(store)
@@ -41,10 +42,15 @@ def graph_server(tmp_path: Path) -> Iterator[Server]:
                 pass
         store.execute("MATCH (h:HarvestRun {system: 'snowflake'}) SET h.finished = "
                       "h.finished - $age", {"age": 48 * HOUR_MS}, write=True)  # fmt: skip
-    server = Server(data_dir)
+
+
+@pytest.fixture
+def graph_server(tmp_path: Path) -> Iterator[Server]:
+    build_graph(tmp_path / "store")
+    server = Server(tmp_path / "store")
     server.start()
     yield server
-    server.kill()
+    server.kill(signal.SIGTERM)  # a clean stop also stops its embedded store's server
 
 
 def scrape(server: Server, **params: str) -> Samples:
@@ -104,3 +110,59 @@ def test_metrics_need_the_token_when_one_is_set(graph_server: Server) -> None:
     r = requests.get(f"{graph_server.url}/metrics", timeout=30)
     assert r.status_code == 401
     assert r.headers["WWW-Authenticate"] == "Bearer"
+
+
+def present_assets(samples: Samples) -> float:
+    return sum(v for k, v in samples.items()
+               if k[0] == "lineagegraph_assets" and ("state", "present") in k[1])  # fmt: skip
+
+
+def test_one_graph_scan_per_ttl_while_event_counts_stay_live(tmp_path: Path) -> None:
+    build_graph(tmp_path / "store")
+    server = Server(
+        tmp_path / "store", extra_env={"LINEAGEGRAPH_SERVE__METRICS_TTL_SECONDS": "3600"}
+    )
+    server.start()
+    try:
+        first = scrape(server)
+        assert first[("lineagegraph_graph_scans_total", ())] == 1
+        assert present_assets(first) == 3
+        client(server).emit(run_event("load", [("s3://b", "read")], [("s3://b", "out")]))
+        deadline = time.monotonic() + 60
+        while server.get("/healthz").json()["events_ingested"] < 1:
+            assert time.monotonic() < deadline, "the event was not ingested within 60 s"
+            time.sleep(0.1)
+        second = scrape(server)
+        assert second[("lineagegraph_graph_scans_total", ())] == 1  # the graph was not read
+        assert second[("lineagegraph_events_ingested_total", ())] == 1  # the counts are live
+        assert present_assets(second) == 3  # the kept scan, from before the event
+        other = scrape(server, max_age_hours="72")  # another threshold is another scan
+        assert other[("lineagegraph_graph_scans_total", ())] == 2
+        assert present_assets(other) == 4  # s3://b/out, from the event
+    finally:
+        server.kill(signal.SIGTERM)
+
+
+def test_facts_cache_scans_again_after_the_ttl(store: GraphStore) -> None:
+    writer = GraphWriter(store)
+    writer.add_all([Asset("s3://b/one", "Dataset", "s3", "one", T0)])
+    writer.flush()
+    now = [0.0]
+    cache = FactsCache(15.0, clock=lambda: now[0])
+
+    def scan(max_age: float) -> Status:
+        return graph_status(store, T0, max_age, 0)
+
+    first = cache.get(scan, 26.0)
+    assert [r["assets"] for r in first.assets] == [1]
+    writer.add_all([Asset("s3://b/two", "Dataset", "s3", "two", T0)])
+    writer.flush()
+    now[0] = 14.9
+    assert cache.get(scan, 26.0) is first and cache.scans == 1
+    now[0] = 15.0
+    assert [r["assets"] for r in cache.get(scan, 26.0).assets] == [2]
+    assert cache.scans == 2
+    never = FactsCache(0.0, clock=lambda: now[0])  # a TTL of 0: every scrape scans
+    never.get(scan, 26.0)
+    never.get(scan, 26.0)
+    assert never.scans == 2

@@ -39,6 +39,11 @@ class GraphStore(ABC):
     def init_schema(self) -> None:
         """Create the constraints and indexes (idempotent)."""
 
+    def ensure_schema(self) -> None:
+        """Make sure the schema is in place; a backend that can tell it already is (in one
+        read) skips init_schema's writes."""
+        self.init_schema()
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -14,7 +14,7 @@ from falkordb.graph import QUERY_CMD
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
-from lineagegraph.graph.statements import schema_statements
+from lineagegraph.graph.statements import schema_statements, schema_version
 from lineagegraph.settings import GraphSettings
 
 # The unique constraints older stores have: FalkorDB 4.16 crashes checking one on a value
@@ -26,6 +26,8 @@ LEGACY_UNIQUE_KEYS = (
     ("Column", "urn"),
     ("HarvestRun", "id"),
 )
+# Bump when init_schema's own steps change (the schema file's changes are seen by themselves).
+SCHEMA_STEPS = 1
 
 
 class FalkorDBStore(GraphStore):
@@ -38,13 +40,12 @@ class FalkorDBStore(GraphStore):
         self._server = EmbeddedServer(settings.data_dir, appendfsync=appendfsync)
         socket_path = self._server.acquire()
         try:
-            db = FalkorDB(unix_socket_path=socket_path)
-            self._graph = db.select_graph(settings.graph_name)
-            new = settings.graph_name not in db.list_graphs()
+            self._db = FalkorDB(unix_socket_path=socket_path)
+            self._graph = self._db.select_graph(settings.graph_name)
+            self._schema_key = f"lineagegraph:schema:{settings.graph_name}"
             # A new store is ready to use (reads on a missing graph fail); an older one loses
             # the unique constraints that crash the server.
-            self.init_schema()
-            if new:
+            if self._ensure_schema():
                 self._server.rewrite_aof()  # its schema in the snapshot: see rewrite_aof
         except redis.RedisError as exc:
             self._server.release()
@@ -100,8 +101,22 @@ class FalkorDBStore(GraphStore):
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
         return _result(res)
 
+    def ensure_schema(self) -> None:
+        self._ensure_schema()
+
+    def _ensure_schema(self) -> bool:
+        """init_schema unless the graph exists and its marker (a key beside it) names the
+        current schema: two reads, so opening a store never queues a write behind a running
+        ingest. Returns whether the graph is new."""
+        new = self._graph.name not in self._db.list_graphs()
+        marker = self._db.connection.get(self._schema_key)  # text: the client decodes replies
+        if new or marker != _current_schema():
+            self.init_schema()
+        return new
+
     def init_schema(self) -> None:
-        """Create the indexes MERGE looks keys up in; drop an older store's unique constraints."""
+        """Create the indexes MERGE looks keys up in; drop an older store's unique constraints;
+        then mark the graph as holding the current schema."""
         for text in schema_statements(self.backend):
             try:
                 self._graph.query(text)
@@ -116,6 +131,7 @@ class FalkorDBStore(GraphStore):
         for label, prop in LEGACY_UNIQUE_KEYS:
             if (label, (prop,)) in existing:
                 self._graph.drop_node_unique_constraint(label, prop)
+        self._db.connection.set(self._schema_key, _current_schema())
 
     def _constraints(self) -> list[dict[str, Any]]:
         res = self._graph.ro_query("CALL db.constraints()")
@@ -126,9 +142,14 @@ class FalkorDBStore(GraphStore):
         """Delete this graph and everything in it (other graphs of the store stay)."""
         with contextlib.suppress(redis.ResponseError):  # never written: nothing to delete
             self._graph.delete()
+        self._db.connection.delete(self._schema_key)
 
     def close(self) -> None:
         self._server.release()
+
+
+def _current_schema() -> str:
+    return f"{SCHEMA_STEPS}:{schema_version(FalkorDBStore.backend)}"
 
 
 def _result(res: QueryResult) -> Result:

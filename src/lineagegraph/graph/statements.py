@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -40,3 +41,8 @@ def schema_statements(backend: str) -> list[str]:
 
 def _only_comments(text: str) -> bool:
     return all(not line.strip() or line.strip().startswith("//") for line in text.splitlines())
+
+
+def schema_version(backend: str) -> str:
+    """A fingerprint of one backend's schema file: a store marked with it needs no schema run."""
+    return hashlib.sha256(statement(f"schema.{backend}").encode()).hexdigest()[:16]

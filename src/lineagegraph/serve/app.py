@@ -27,7 +27,7 @@ from lineagegraph.lineage import Direction
 from lineagegraph.serve import explorer, listings, marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
-from lineagegraph.serve.metrics import Metrics, get_metrics
+from lineagegraph.serve.metrics import FactsCache, Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
 from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
 from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
@@ -61,6 +61,7 @@ class Service:
         self.commit = commit
         self.checker = EventChecker(self.rules)  # used on the event loop only (not thread-safe)
         self._read_lock = threading.Lock()  # one store client, one request at a time
+        self.metrics_facts = FactsCache(settings.serve.metrics_ttl_seconds)
         self.accepted = 0
         self.rejected = 0
 

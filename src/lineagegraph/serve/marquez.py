@@ -106,37 +106,33 @@ def lineage_graph(
     assets: set[str] = set()
     jobs: set[str] = set()
     edges: set[tuple[str, str, str]] = set()  # (job, asset, READS_FROM | WRITES_TO)
+    level_jobs: list[str] = []  # the jobs found at the last level
     if start.type == "DATASET":
         assets.add(start.urn)
         frontier, levels = [start.urn], 0
     else:
+        level_jobs, levels = [start.urn], 1
         jobs.add(start.urn)
-        levels = 1
-        edges |= _hop(store, "serve_job_assets", [start.urn], include_deleted)
+        params = {"urns": level_jobs, "include_deleted": include_deleted}
+        edges = _edges(store.read("serve_job_assets", params))
         frontier = sorted({a for _, a, _ in edges} - assets)
         assets.update(frontier)
     while frontier and levels < depth:
-        found = _hop(store, "serve_asset_jobs", frontier, include_deleted)
-        edges |= found
-        new_jobs = sorted({j for j, _, _ in found} - jobs)
-        if not new_jobs:
+        params = {"urns": frontier, "jobs": level_jobs, "include_deleted": include_deleted}
+        found = _edges(store.read("serve_lineage_level", params))
+        level_jobs = sorted({j for j, _, _ in found} - jobs)
+        if not level_jobs:
             break
-        jobs.update(new_jobs)
+        jobs.update(level_jobs)
         levels += 1
-        found = _hop(store, "serve_job_assets", new_jobs, include_deleted)
         edges |= found
         frontier = sorted({a for _, a, _ in found} - assets)
         assets.update(frontier)
     return {"graph": _graph_nodes(store, assets, jobs, edges, rules)}
 
 
-def _hop(
-    store: GraphStore, statement: str, urns: list[str], include_deleted: bool
-) -> set[tuple[str, str, str]]:
-    params: dict[str, Any] = {"urns": urns}
-    if statement == "serve_job_assets":
-        params["include_deleted"] = include_deleted
-    return {(row["job"], row["asset"], row["rel"]) for row in store.read(statement, params)}
+def _edges(rows: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {(row["job"], row["asset"], row["rel"]) for row in rows}
 
 
 def _graph_nodes(

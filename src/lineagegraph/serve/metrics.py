@@ -1,16 +1,19 @@
 """`GET /metrics`: Prometheus's text format, written by prometheus-client.
 
 Two parts. The graph's facts (assets by system and kind, lineage coverage, each source's
-freshness and stale flag, data quality) are read at scrape time by the library's
-`lineagegraph.status.graph_status`, the same numbers as `lineagegraph status`; the service's own
-counts (events accepted, rejected, waiting and ingested) and a request-latency histogram live
-in a registry of this app, never prometheus-client's process-wide one.
+freshness and stale flag, data quality) are read by the library's
+`lineagegraph.status.graph_status`, the same numbers as `lineagegraph status`; that scans the
+whole graph (seconds at a million assets), so one scan serves every scrape for
+`[serve] metrics_ttl_seconds`. The service's own counts (events accepted, rejected, waiting and
+ingested, graph scans) and a request-latency histogram are live, in a registry of this app,
+never prometheus-client's process-wide one.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -52,6 +55,32 @@ class ServiceCounts(Collector):
                                   "the graph since start", value=s.ingester.ingested)  # fmt: skip
         yield GaugeMetricFamily("lineagegraph_events_waiting", "Spooled events not yet in the "
                                 "graph", value=s.spool.pending())  # fmt: skip
+        yield CounterMetricFamily("lineagegraph_graph_scans", "Scans of the graph for /metrics "
+                                  "since start (one per metrics_ttl_seconds at most)",
+                                  value=s.metrics_facts.scans)  # fmt: skip
+
+
+class FactsCache:
+    """The graph's facts for /metrics, scanned at most once per `ttl` seconds per stale
+    threshold; concurrent scrapes wait for one scan rather than each running their own."""
+
+    def __init__(self, ttl: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.ttl = ttl
+        self.clock = clock
+        self.scans = 0
+        self._lock = threading.Lock()
+        self._kept: tuple[float, float, Status] | None = None  # (max_age, when, facts)
+
+    def get(self, scan: Callable[[float], Status], max_age: float) -> Status:
+        """The kept facts while fresh and for the same `max_age`, else `scan(max_age)`'s."""
+        with self._lock:
+            kept = self._kept
+            if kept and kept[0] == max_age and self.clock() - kept[1] < self.ttl:
+                return kept[2]
+            facts = scan(max_age)
+            self.scans += 1
+            self._kept = (max_age, self.clock(), facts)
+            return facts
 
 
 class GraphFacts(Collector):
@@ -150,15 +179,23 @@ def _max_age(request: Request) -> float:
     return value
 
 
+def _scanner(service: Service) -> Callable[[float], Status]:
+    def scan(max_age: float) -> Status:
+        facts: Status = service.read(graph_status, now_ms(), max_age, 0)
+        return facts
+
+    return scan
+
+
 async def get_metrics(request: Request) -> Response:
-    """The exposition: the app's registry, then this scrape's graph facts."""
+    """The exposition: the app's registry, then the graph facts (kept for the TTL)."""
     service: Service = request.app.state.service
     metrics: Metrics = request.app.state.metrics
     try:
         max_age = _max_age(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    facts = await run_in_threadpool(service.read, graph_status, now_ms(), max_age, 0)
+    facts = await run_in_threadpool(service.metrics_facts.get, _scanner(service), max_age)
     graph = CollectorRegistry(auto_describe=False)
     graph.register(GraphFacts(facts))
     body = generate_latest(metrics.registry) + generate_latest(graph)

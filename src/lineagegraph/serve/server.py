@@ -35,7 +35,7 @@ def running_service(settings: Settings) -> Iterator[Service]:
     """
     rules = settings.identity.rules()
     with open_store(settings.graph) as writes, open_store(settings.graph) as reads:
-        writes.init_schema()
+        writes.ensure_schema()
         spool = Spool(spool_root(settings))
 
         def ingest(directory: Path) -> int:

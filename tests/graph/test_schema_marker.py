@@ -1,0 +1,67 @@
+"""Opening an embedded store whose schema is current writes nothing (so a warm command never
+waits behind an ingest batch for schema statements); a new store gets the whole schema; an
+older one (no marker, or another schema's) is brought up to date. Writes are counted by the
+server itself (INFO commandstats)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
+from lineagegraph.graph.statements import schema_statements
+from lineagegraph.graph.store import open_store
+from lineagegraph.settings import GraphSettings
+
+WRITE_COMMANDS = ("cmdstat_graph.QUERY", "cmdstat_graph.CONSTRAINT", "cmdstat_set")
+
+
+def open_embedded(data_dir: Path) -> FalkorDBStore:
+    store = open_store(GraphSettings(data_dir=data_dir, graph_name="marked"))
+    assert isinstance(store, FalkorDBStore)
+    return store
+
+
+def writes(keeper: FalkorDBStore) -> int:
+    """Graph queries (schema statements are writes), constraint changes and SETs so far."""
+    stats = keeper._server.client().info("commandstats")
+    return sum(int(stats[name]["calls"]) for name in WRITE_COMMANDS if name in stats)
+
+
+def indexed(store: FalkorDBStore) -> set[tuple[str, str]]:
+    rows = store.execute("CALL db.indexes()", write=False).rows
+    return {(row[0], prop) for row in rows for prop in row[1]}
+
+
+def test_a_new_store_gets_the_schema_and_a_reopen_writes_nothing(tmp_path: Path) -> None:
+    with open_embedded(tmp_path) as keeper:  # holds the server, so its counts carry on
+        assert len(indexed(keeper)) == len(schema_statements("falkordb"))
+        before = writes(keeper)
+        for _ in range(3):
+            with open_embedded(tmp_path) as store:
+                store.ensure_schema()
+                assert store.execute("MATCH (n) RETURN count(n)", write=False).rows == [[0]]
+        assert writes(keeper) == before
+        keeper.init_schema()  # asked for (`lineagegraph init`), it runs in full
+        assert writes(keeper) > before
+
+
+def test_an_older_schema_is_brought_up_to_date(tmp_path: Path) -> None:
+    with open_embedded(tmp_path) as store:
+        store.execute("DROP INDEX ON :Check(urn)", write=True)
+        store._graph.create_node_unique_constraint("Asset", "urn")  # what older stores had
+        store._db.connection.set(store._schema_key, "0:older")
+    with open_embedded(tmp_path) as store:
+        assert ("Check", "urn") in indexed(store)
+        assert store._constraints() == []
+        assert set(LEGACY_UNIQUE_KEYS) <= indexed(store)
+    with open_embedded(tmp_path) as keeper:
+        before = writes(keeper)
+        open_embedded(tmp_path).close()
+        assert writes(keeper) == before  # marked current by the upgrade
+
+
+def test_a_dropped_graph_gets_its_schema_again(tmp_path: Path) -> None:
+    with open_embedded(tmp_path) as store:
+        store.drop()
+    with open_embedded(tmp_path) as store:
+        assert len(indexed(store)) == len(schema_statements("falkordb"))
