@@ -4,6 +4,7 @@ percent-encoded the way Marquez's clients send it, opens its dataset or job and 
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -63,7 +64,7 @@ def odd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             break
         time.sleep(0.1)
     yield server
-    server.kill()
+    server.kill(signal.SIGTERM)  # a clean stop also stops its embedded store's server
 
 
 def get(server: Server, *segments: str, **params: Any) -> requests.Response:

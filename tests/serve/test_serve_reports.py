@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +43,7 @@ def lake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     server = Server(data_dir)
     server.start()
     yield server
-    server.kill()
+    server.kill(signal.SIGTERM)  # a clean stop also stops its embedded store's server
 
 
 def cli_output(server: Server, *args: str) -> str:
