@@ -10,6 +10,7 @@ own, a flow), and the reports of each half are compared with the bucket names sw
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -159,10 +160,11 @@ def test_reports_from_objects_and_from_rollups_are_equal(
     for b, a in renames.items():  # the datasets' counters count both shapes alike
         assert counters(store, b, {b: a}) == counters(store, a, {}), b
     for kind in ("orphans", "cost"):
-        for by in GROUPINGS:
+        for by in (by for by in GROUPINGS if by != "object"):  # object: the shapes differ
             per_object = report(store, halves["a"], kind, by)
             from_rollups = report(store, halves["b"], kind, by)
             assert as_seen(from_rollups, renames) == as_seen(per_object, {}), (kind, by)
+        check_object_rows(store, halves, renames, kind)
     cost = report(store, halves["a"], "cost", "class")
     assert cost.totals["objects"] > 100 and cost.totals["orphaned_objects"] < cost.totals["objects"]
     if with_fields:
@@ -170,6 +172,55 @@ def test_reports_from_objects_and_from_rollups_are_equal(
         assert {"GLACIER", "INTELLIGENT_TIERING/ARCHIVE", "INTELLIGENT_TIERING"} <= classes
         assert cost.notes and "Frequent Access" in cost.notes[0]
         assert any("REDUCED_REDUNDANCY" in w for w in cost.warnings)
+
+
+def per_class(result: Report, renames: dict[str, str]) -> dict[tuple[str, ...], list[int]]:
+    """`--by object` rows summed per bucket, dataset and class: (objects, bytes)."""
+    at = {name: result.columns.index(name) for name in ("objects", "bytes")}
+    sums: dict[tuple[str, ...], list[int]] = {}
+    for row in result.rows:
+        key = (renames.get(row[0], row[0]), as_seen_text(row[1], renames), row[3])
+        found = sums.setdefault(key, [0, 0])
+        found[0] += row[at["objects"]]
+        found[1] += row[at["bytes"]]
+    return sums
+
+
+def as_seen_text(text: str, renames: dict[str, str]) -> str:
+    for old, new in renames.items():
+        text = text.replace(old, new)
+    return text
+
+
+def check_object_rows(
+    store: GraphStore, halves: dict[str, list[str]], renames: dict[str, str], kind: Any
+) -> None:
+    """`--by object`: a row per object where objects were harvested, a row per roll-up (no
+    object, harvested_as 'rollup', and a note naming its datasets) where they were not; both
+    add up to the same totals and to the same sums per dataset and class."""
+    per_object = report(store, halves["a"], kind, "object")
+    from_rollups = report(store, halves["b"], kind, "object")
+    assert per_object.columns[:4] == ["bucket", "dataset", "object", "storage_class"]
+    assert per_object.columns[-1] == "harvested_as"
+    assert {(row[2] is None, row[-1]) for row in per_object.rows} == {(False, "object")}
+    assert all(row[4] == 1 for row in per_object.rows)  # objects: one per row
+    assert len({row[2] for row in per_object.rows}) == len(per_object.rows)
+    assert per_object.totals == from_rollups.totals
+    assert per_class(from_rollups, renames) == per_class(per_object, {})
+    shapes = {(row[2] is None, row[-1]) for row in from_rollups.rows}
+    assert (True, "rollup") in shapes and (True, "object") not in shapes
+    assert not any("per-object detail" in note for note in per_object.notes)
+    [note] = [note for note in from_rollups.notes if "no per-object detail" in note]
+    assert all(bucket in note for bucket in halves["b"]) and "without --spark" in note
+    if kind == "cost":  # the object read on its own stays an object in the roll-up scope
+        one = f"s3://{halves['b'][0]}/raw/1.csv"
+        assert [row[-1] for row in from_rollups.rows if row[2] == one] == ["object"]
+        rendered = from_rollups.render("csv").splitlines()
+        assert rendered[0].startswith("bucket,dataset,object,storage_class,")
+        assert rendered[0].endswith(",harvested_as")
+        assert any(line.endswith(",rollup") for line in rendered[1:])
+        document = json.loads(from_rollups.render("json"))
+        assert note in document["notes"] and note in from_rollups.render("table")
 
 
 def test_a_scope_harvested_per_object_refuses_rollups(
