@@ -248,3 +248,44 @@ def test_an_older_report_never_replaces_newer_rollups(
     assert again.status == "success"
     result = report(store, [source], "cost", "bucket")
     assert (result.totals["objects"], result.totals["bytes"]) == (1, 10)
+
+
+def test_include_deleted_counts_deleted_objects_but_never_replaced_rollups(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    """A newer inventory without `t2/y.csv`: harvested per object, the object is soft-deleted
+    and --include-deleted counts it again; as roll-ups, the older roll-ups are replaced (counting
+    them would count `t1/x.csv` twice), so the flag adds nothing there and a note says why."""
+    settings = s3_settings(moto_endpoint, max_delete_share=1.0)  # half the objects go
+    first = [[InventoryRow("t1/x.csv", 10), InventoryRow("t2/y.csv", 20)]]
+    buckets = {}
+    for shape in ("objects", "rollups"):
+        bucket = buckets[shape] = new_bucket(moto, shape[:4])
+        older = write_inventory(moto, bucket, first, created=CREATED - DAY_MS)
+        newer = write_inventory(moto, bucket, [[InventoryRow("t1/x.csv", 10)]], created=CREATED)
+        for url in (older, newer):
+            if shape == "objects":
+                harvest_s3_inventory(store, settings, url)
+            else:
+                harvest_s3_inventory_spark(store, settings, url, spark)
+
+    def totals(shape: str, include_deleted: bool, as_of: int = AS_OF) -> tuple[int, int]:
+        options = ReportOptions(
+            kind="cost", as_of=as_of, lookback_days=90, excludes=exclusion_globs(),
+            prices=load_prices(), price_table=default_price_table(), by="object",
+            buckets=[buckets[shape]], include_deleted=include_deleted,
+        )  # fmt: skip
+        result = run_report(store, options)
+        notes[shape, include_deleted] = result.notes
+        return result.totals["objects"], result.totals["bytes"]
+
+    notes: dict[tuple[str, bool], list[str]] = {}
+    assert totals("objects", False) == totals("rollups", False) == (1, 10)
+    assert totals("objects", True) == (2, 30)
+    assert totals("rollups", True) == (1, 10)
+    [note] = [n for n in notes["rollups", True] if n.startswith("--include-deleted")]
+    assert f"s3://{buckets['rollups']}/t1" in note and "newest inventory" in note
+    assert not any(n.startswith("--include-deleted") for n in notes["objects", True])
+    assert not any(n.startswith("--include-deleted") for n in notes["rollups", False])
+    between = CREATED - DAY_MS // 2  # before the newer inventory: the older one counts
+    assert totals("objects", False, between) == totals("rollups", True, between) == (2, 30)
