@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_file_node import GOAL_BYTES, used_memory
 from bench_ingest import server_peak_rss_mb
 from small import parse_args, server_pid
 
@@ -254,10 +255,14 @@ def main() -> None:
             store.init_schema()
             timed = Timer(data_dir)
             lake = Lake(args.files)
+            empty = used_memory(store)
             files, seconds, _ = timed(lambda: build(store, lake))
+            bytes_each = (used_memory(store) - empty) / files
+            met = "met" if bytes_each <= GOAL_BYTES else "NOT met"
             print(
                 f"built {files:,} objects with datasets and lineage in {seconds:.1f} s "
-                f"({files / seconds:,.0f} objects/s)"
+                f"({files / seconds:,.0f} objects/s); server memory {bytes_each:,.0f} B/object "
+                f"(goal {GOAL_BYTES} B: {met})"
             )
 
             cold, cold_s, cold_cpu = timed(lambda: report(store, "orphans"))
