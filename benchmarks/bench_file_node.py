@@ -10,6 +10,13 @@ that MERGE can find by its indexed urn.
 
     python benchmarks/bench_file_node.py                    # 200,000 objects: about a minute
     python benchmarks/bench_file_node.py --objects 50000    # quicker, coarser
+
+Measured at 1,000,000 objects per variant (FalkorDB 4.16), in B/object: before 727, as written
+now 644, without etag 594, also without name and system 540, urn + size + class 506, urn only
+461; the same urn-only node outside the :Asset(urn) index 168, and with its key within its
+dataset in place of the urn 144. The index is about 290 B of the 461: a :File that is not an
+:Asset, found through its dataset's PART_OF edges, is the shape that could reach 300 B. Every
+statement that finds a file by its urn would have to change first; not built.
 """
 
 from __future__ import annotations
