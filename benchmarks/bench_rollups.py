@@ -15,7 +15,7 @@ Measured at 10,000,000 rows (2 cores shared, load 9-13, run under `nice -n 10`; 
 is generated file by file, 250,000 rows at a time): Spark 515.5 s, 19,398 rows/s (2.3x the
 per-object harvest of 100,000 rows, 8,306 rows/s in the same run), 50,000 datasets; totals
 exact. The orphan report on that graph took 153.6 s and the cost report 186.8 s: the 5 s goal
-is NOT met. Both grow with roll-up rows (datasets x classes x tiers, about 400,000 here with
+is NOT met. Both grow with roll-up rows (datasets x classes x tiers, 300,000 here with
 200 objects per dataset), not with objects; a profile at 10,000 datasets x 7 roll-ups gave
 about two thirds of the time in FalkorDB and one third in Python. Peak RSS: this process
 1,519 MiB (moto holds the inventory in it), Spark's JVM 502 MiB, FalkorDB 1,780 MiB.
