@@ -354,6 +354,8 @@ def _tier_notes(usages: Sequence[Usage]) -> list[str]:
 def _rollup_notes(records: Sequence[dict[str, Any]], options: ReportOptions) -> list[str]:
     """Say which datasets were harvested as roll-ups when that limits what was asked: per-object
     rows (`--by object`), or deleted objects (`--include-deleted`)."""
+    if options.by != "object" and not options.include_deleted:
+        return []
     rolled = sorted({r["dataset"] for r in records if r["rolled_up"]})
     if not rolled:
         return []
