@@ -11,7 +11,9 @@ own, a flow), and the reports of each half are compared with the bucket names sw
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +24,7 @@ from s3_fixtures import InventoryRow, datasets, files, new_bucket, s3_settings, 
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.s3 import harvest_s3
 from lineagegraph.harvest.s3_inventory import harvest_s3_inventory, harvest_s3_inventory_spark
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset, Flow, Transformation
@@ -289,3 +292,26 @@ def test_include_deleted_counts_deleted_objects_but_never_replaced_rollups(
     assert not any(n.startswith("--include-deleted") for n in notes["rollups", False])
     between = CREATED - DAY_MS // 2  # before the newer inventory: the older one counts
     assert totals("objects", False, between) == totals("rollups", True, between) == (2, 30)
+
+
+def test_a_listing_replaces_the_rollups_of_its_scope(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    """Roll-ups, then a listing of the same bucket: the objects count once, as objects."""
+    source = new_bucket(moto)
+    settings = s3_settings(moto_endpoint)
+    url = write_inventory(moto, source, [[InventoryRow("t/a.csv", 3), InventoryRow("t/b.csv", 4)]])
+    harvest_s3_inventory_spark(store, settings, url, spark)
+    moto.put_object(Bucket=source, Key="t/a.csv", Body=b"abc")
+    moto.put_object(Bucket=source, Key="t/b.csv", Body=b"abcd")
+    assert harvest_s3(store, settings, source).status == "success"
+    now = int(time.time() * 1000)
+    options = ReportOptions(
+        kind="cost", as_of=now, lookback_days=90, excludes=exclusion_globs(),
+        prices=load_prices(), price_table=default_price_table(), buckets=[source], by="object",
+    )  # fmt: skip
+    result = run_report(store, options)
+    assert (result.totals["objects"], result.totals["bytes"]) == (2, 7)
+    assert {row[-1] for row in result.rows} == {"object"}  # the roll-ups stopped counting
+    before = run_report(store, replace(options, as_of=CREATED + DAY_MS))  # the inventory's day
+    assert {row[-1] for row in before.rows} == {"rollup"} and before.totals["bytes"] == 7
