@@ -16,10 +16,11 @@ orphans the generator knows it made. Prints figures, ratios and peak memory.
 Measured at 3,000,000 objects (`nice -n 10`, load 3-9): built in 461 s (6,507 objects/s);
 server memory 588 B/object as the S3 harvester writes them, datasets and lineage included
 (goal 300 B: NOT met); orphan report 22.5 s cold, 24.9 s warm (server CPU 17.9 / 19.8 s), cost
-report 28.9 s; 18.4x faster than the per-object baseline scaled from one bucket. The
-10,000,000-object run did not fit in the session (its build alone was heading for ~50 minutes
-at load 10-13). Extrapolated linearly, not measured: about 5.5 GiB of server memory and an
-orphan report of about 80 s at 10,000,000 objects (goal 30 s: not met).
+report 28.9 s; 18.4x faster than the per-object baseline scaled from one bucket. At
+10,000,000 objects (load 2-5): built in 1,342.9 s (7,447 objects/s), server memory 584
+B/object (goal 300 B: NOT met), about 6.2 GiB of server RSS; the session ended before its
+reports ran. Extrapolated linearly from 3,000,000, not measured: an orphan report of about 80 s
+(goal 30 s: not met).
 """
 
 from __future__ import annotations
