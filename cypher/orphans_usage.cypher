@@ -12,7 +12,8 @@
 // Params: as_of, since (epoch ms); touched (the rows of orphans_consumed_objects: {dataset,
 // own}); buckets (list of names, [] = all); include_deleted, with_consumed (true: every object,
 // false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
-// small (pricing.SMALL_OBJECT_BYTES).
+// small (pricing.SMALL_OBJECT_BYTES); by_object (true: a row per :File, its urn in `object`;
+// roll-ups have no objects to name: their rows keep `object` null and say `rolled_up`).
 
 // 1. Each dataset is consumed through itself or any dataset above it: look its ancestors up.
 // The touched datasets come with their objects consumed on their own; every other dataset gets
@@ -89,13 +90,15 @@ WITH d, f,
          + g.rest <= size(s))))) THEN 'excluded'
      ELSE 'orphaned' END AS status
 WHERE $with_consumed OR status = 'orphaned'
-WITH d, storage_class, status, sum(coalesce(f.objects, 1)) AS objects,
+WITH d, storage_class, status, f:Rollup AS rolled_up,
+     CASE WHEN $by_object AND f:File THEN f.urn END AS object, sum(coalesce(f.objects, 1)) AS objects,
      sum(coalesce(f.bytes, f.size)) AS bytes,
      sum(coalesce(f.small_objects, CASE WHEN f.size < $small THEN 1 ELSE 0 END)) AS small_objects,
      sum(coalesce(f.small_bytes, CASE WHEN f.size < $small THEN f.size ELSE 0 END)) AS small_bytes,
      min(coalesce(f.oldest_modified, f.last_modified)) AS oldest_modified,
      max(coalesce(f.newest_modified, f.last_modified)) AS newest_modified,
      max(last_read) AS last_read
-RETURN split(d.urn, '/')[2] AS bucket, d.urn AS dataset, storage_class, status, objects, bytes,
-       small_objects, small_bytes, oldest_modified, newest_modified, last_read
-ORDER BY bucket, dataset, storage_class, status
+RETURN split(d.urn, '/')[2] AS bucket, d.urn AS dataset, object, storage_class, status,
+       rolled_up, objects, bytes, small_objects, small_bytes, oldest_modified, newest_modified,
+       last_read
+ORDER BY bucket, dataset, object, storage_class, status

@@ -10,7 +10,10 @@ own, a flow), and the reports of each half are compared with the bucket names sw
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,6 +24,7 @@ from s3_fixtures import InventoryRow, datasets, files, new_bucket, s3_settings, 
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.s3 import harvest_s3
 from lineagegraph.harvest.s3_inventory import harvest_s3_inventory, harvest_s3_inventory_spark
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset, Flow, Transformation
@@ -159,10 +163,11 @@ def test_reports_from_objects_and_from_rollups_are_equal(
     for b, a in renames.items():  # the datasets' counters count both shapes alike
         assert counters(store, b, {b: a}) == counters(store, a, {}), b
     for kind in ("orphans", "cost"):
-        for by in GROUPINGS:
+        for by in (by for by in GROUPINGS if by != "object"):  # object: the shapes differ
             per_object = report(store, halves["a"], kind, by)
             from_rollups = report(store, halves["b"], kind, by)
             assert as_seen(from_rollups, renames) == as_seen(per_object, {}), (kind, by)
+        check_object_rows(store, halves, renames, kind)
     cost = report(store, halves["a"], "cost", "class")
     assert cost.totals["objects"] > 100 and cost.totals["orphaned_objects"] < cost.totals["objects"]
     if with_fields:
@@ -170,6 +175,55 @@ def test_reports_from_objects_and_from_rollups_are_equal(
         assert {"GLACIER", "INTELLIGENT_TIERING/ARCHIVE", "INTELLIGENT_TIERING"} <= classes
         assert cost.notes and "Frequent Access" in cost.notes[0]
         assert any("REDUCED_REDUNDANCY" in w for w in cost.warnings)
+
+
+def per_class(result: Report, renames: dict[str, str]) -> dict[tuple[str, ...], list[int]]:
+    """`--by object` rows summed per bucket, dataset and class: (objects, bytes)."""
+    at = {name: result.columns.index(name) for name in ("objects", "bytes")}
+    sums: dict[tuple[str, ...], list[int]] = {}
+    for row in result.rows:
+        key = (renames.get(row[0], row[0]), as_seen_text(row[1], renames), row[3])
+        found = sums.setdefault(key, [0, 0])
+        found[0] += row[at["objects"]]
+        found[1] += row[at["bytes"]]
+    return sums
+
+
+def as_seen_text(text: str, renames: dict[str, str]) -> str:
+    for old, new in renames.items():
+        text = text.replace(old, new)
+    return text
+
+
+def check_object_rows(
+    store: GraphStore, halves: dict[str, list[str]], renames: dict[str, str], kind: Any
+) -> None:
+    """`--by object`: a row per object where objects were harvested, a row per roll-up (no
+    object, harvested_as 'rollup', and a note naming its datasets) where they were not; both
+    add up to the same totals and to the same sums per dataset and class."""
+    per_object = report(store, halves["a"], kind, "object")
+    from_rollups = report(store, halves["b"], kind, "object")
+    assert per_object.columns[:4] == ["bucket", "dataset", "object", "storage_class"]
+    assert per_object.columns[-1] == "harvested_as"
+    assert {(row[2] is None, row[-1]) for row in per_object.rows} == {(False, "object")}
+    assert all(row[4] == 1 for row in per_object.rows)  # objects: one per row
+    assert len({row[2] for row in per_object.rows}) == len(per_object.rows)
+    assert per_object.totals == from_rollups.totals
+    assert per_class(from_rollups, renames) == per_class(per_object, {})
+    shapes = {(row[2] is None, row[-1]) for row in from_rollups.rows}
+    assert (True, "rollup") in shapes and (True, "object") not in shapes
+    assert not any("per-object detail" in note for note in per_object.notes)
+    [note] = [note for note in from_rollups.notes if "no per-object detail" in note]
+    assert all(bucket in note for bucket in halves["b"]) and "without --spark" in note
+    if kind == "cost":  # the object read on its own stays an object in the roll-up scope
+        one = f"s3://{halves['b'][0]}/raw/1.csv"
+        assert [row[-1] for row in from_rollups.rows if row[2] == one] == ["object"]
+        rendered = from_rollups.render("csv").splitlines()
+        assert rendered[0].startswith("bucket,dataset,object,storage_class,")
+        assert rendered[0].endswith(",harvested_as")
+        assert any(line.endswith(",rollup") for line in rendered[1:])
+        document = json.loads(from_rollups.render("json"))
+        assert note in document["notes"] and note in from_rollups.render("table")
 
 
 def test_a_scope_harvested_per_object_refuses_rollups(
@@ -197,3 +251,67 @@ def test_an_older_report_never_replaces_newer_rollups(
     assert again.status == "success"
     result = report(store, [source], "cost", "bucket")
     assert (result.totals["objects"], result.totals["bytes"]) == (1, 10)
+
+
+def test_include_deleted_counts_deleted_objects_but_never_replaced_rollups(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    """A newer inventory without `t2/y.csv`: harvested per object, the object is soft-deleted
+    and --include-deleted counts it again; as roll-ups, the older roll-ups are replaced (counting
+    them would count `t1/x.csv` twice), so the flag adds nothing there and a note says why."""
+    settings = s3_settings(moto_endpoint, max_delete_share=1.0)  # half the objects go
+    first = [[InventoryRow("t1/x.csv", 10), InventoryRow("t2/y.csv", 20)]]
+    buckets = {}
+    for shape in ("objects", "rollups"):
+        bucket = buckets[shape] = new_bucket(moto, shape[:4])
+        older = write_inventory(moto, bucket, first, created=CREATED - DAY_MS)
+        newer = write_inventory(moto, bucket, [[InventoryRow("t1/x.csv", 10)]], created=CREATED)
+        for url in (older, newer):
+            if shape == "objects":
+                harvest_s3_inventory(store, settings, url)
+            else:
+                harvest_s3_inventory_spark(store, settings, url, spark)
+
+    def totals(shape: str, include_deleted: bool, as_of: int = AS_OF) -> tuple[int, int]:
+        options = ReportOptions(
+            kind="cost", as_of=as_of, lookback_days=90, excludes=exclusion_globs(),
+            prices=load_prices(), price_table=default_price_table(), by="object",
+            buckets=[buckets[shape]], include_deleted=include_deleted,
+        )  # fmt: skip
+        result = run_report(store, options)
+        notes[shape, include_deleted] = result.notes
+        return result.totals["objects"], result.totals["bytes"]
+
+    notes: dict[tuple[str, bool], list[str]] = {}
+    assert totals("objects", False) == totals("rollups", False) == (1, 10)
+    assert totals("objects", True) == (2, 30)
+    assert totals("rollups", True) == (1, 10)
+    [note] = [n for n in notes["rollups", True] if n.startswith("--include-deleted")]
+    assert f"s3://{buckets['rollups']}/t1" in note and "newest inventory" in note
+    assert not any(n.startswith("--include-deleted") for n in notes["objects", True])
+    assert not any(n.startswith("--include-deleted") for n in notes["rollups", False])
+    between = CREATED - DAY_MS // 2  # before the newer inventory: the older one counts
+    assert totals("objects", False, between) == totals("rollups", True, between) == (2, 30)
+
+
+def test_a_listing_replaces_the_rollups_of_its_scope(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
+) -> None:
+    """Roll-ups, then a listing of the same bucket: the objects count once, as objects."""
+    source = new_bucket(moto)
+    settings = s3_settings(moto_endpoint)
+    url = write_inventory(moto, source, [[InventoryRow("t/a.csv", 3), InventoryRow("t/b.csv", 4)]])
+    harvest_s3_inventory_spark(store, settings, url, spark)
+    moto.put_object(Bucket=source, Key="t/a.csv", Body=b"abc")
+    moto.put_object(Bucket=source, Key="t/b.csv", Body=b"abcd")
+    assert harvest_s3(store, settings, source).status == "success"
+    now = int(time.time() * 1000)
+    options = ReportOptions(
+        kind="cost", as_of=now, lookback_days=90, excludes=exclusion_globs(),
+        prices=load_prices(), price_table=default_price_table(), buckets=[source], by="object",
+    )  # fmt: skip
+    result = run_report(store, options)
+    assert (result.totals["objects"], result.totals["bytes"]) == (2, 7)
+    assert {row[-1] for row in result.rows} == {"object"}  # the roll-ups stopped counting
+    before = run_report(store, replace(options, as_of=CREATED + DAY_MS))  # the inventory's day
+    assert {row[-1] for row in before.rows} == {"rollup"} and before.totals["bytes"] == 7

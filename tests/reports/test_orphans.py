@@ -40,6 +40,7 @@ def usage(store: GraphStore, **params: Any) -> dict[tuple[str, str, str], dict[s
         "with_consumed": True,
         "exclude": [g.program for g in exclusion_globs()],
         "small": SMALL_OBJECT_BYTES,
+        "by_object": False,
         **params,
     }
     return {

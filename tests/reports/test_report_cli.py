@@ -134,6 +134,22 @@ def test_cost_report_csv_to_a_file(home: Path) -> None:
     assert lines[1].startswith("STANDARD,4,4294967296,4,0.092000000,2,3,0.069000000,")
 
 
+def test_orphans_by_object_lists_each_object(home: Path) -> None:
+    result = run(home, "orphans", "--as-of", AS_OF, "--by", "object", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [(r["object"], r["objects"], r["bytes"], r["harvested_as"]) for r in rows] == [
+        ("s3://lake/raw/orders/part-0.csv", "1", str(2 * GB), "object"),
+        ("s3://lake/logs/app.log", "1", str(GB), "object"),
+        ("s3://lake/raw/events/2024/x.json", "1", str(GB), "object"),
+    ]
+    assert rows[0]["dataset"] == "s3://lake/raw/orders" and rows[0]["bucket"] == "lake"
+    whole = json.loads(run(home, "orphans", "--as-of", AS_OF, "--by", "object",
+                           "--format", "json").stdout)  # fmt: skip
+    assert whole["by"] == "object" and whole["totals"]["objects"] == 3
+    assert not any("per-object detail" in note for note in whole["notes"])
+
+
 def test_markdown(home: Path) -> None:
     result = run(home, "cost-report", "--as-of", AS_OF, "--format", "markdown", "--top", "1")
     assert result.exit_code == 0, result.output

@@ -54,14 +54,19 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option("--bucket", multiple=True, help="Only this bucket. Repeatable."),
         click.option(
-            "--include-deleted", is_flag=True, help="Also count objects soft-deleted by --as-of."
+            "--include-deleted",
+            is_flag=True,
+            help="Also count objects soft-deleted by --as-of (objects harvested one by one; "
+            "roll-ups only know the newest inventory, and a note says so).",
         ),
         click.option(
             "--by",
             type=click.Choice(list(GROUPINGS)),
             default="dataset-class",
             show_default=True,
-            help="One row per bucket + dataset + storage class, or coarser.",
+            help="One row per bucket + dataset + storage class, or coarser; object: one row "
+            "per S3 object (a scope harvested as Spark roll-ups has no per-object detail: its "
+            "rows stay per class, marked harvested_as rollup, and a note names it).",
         ),
         click.option(
             "--top",

@@ -42,7 +42,11 @@ GROUPINGS: dict[str, tuple[str, ...]] = {
     "dataset": ("bucket", "dataset"),
     "bucket": ("bucket",),
     "class": ("storage_class",),
+    "object": ("bucket", "dataset", "object", "storage_class"),
 }
+"""Report rows per these keys. `object` rows are single :File objects; a scope harvested as
+inventory roll-ups (`harvest s3-inventory --spark`) has no objects to list, so its rows there
+are its roll-ups, with no object and `harvested_as` saying so (and a note)."""
 ORPHANED = "orphaned"
 INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
 
@@ -109,6 +113,7 @@ class _Sums:
     oldest: int | None = None
     newest: int | None = None
     last_read: int | None = None
+    rollup: bool = False  # under --by object: a roll-up's row (no object named)
 
     def add(self, record: dict[str, Any], usage: Usage, cost: int) -> None:
         self.objects += usage.objects
@@ -121,6 +126,7 @@ class _Sums:
         self.oldest = _pick(min, self.oldest, record["oldest_modified"])
         self.newest = _pick(max, self.newest, record["newest_modified"])
         self.last_read = _pick(max, self.last_read, record["last_read"])
+        self.rollup = self.rollup or record["rolled_up"]
 
 
 VALUES: dict[str, Callable[[_Sums], Any]] = {
@@ -133,6 +139,7 @@ VALUES: dict[str, Callable[[_Sums], Any]] = {
     "oldest_modified": lambda s: iso(s.oldest),
     "newest_modified": lambda s: iso(s.newest),
     "last_read": lambda s: iso(s.last_read),
+    "harvested_as": lambda s: "rollup" if s.rollup else "object",
 }
 MONEY: dict[str, Callable[[_Sums], int]] = {
     "monthly_usd": lambda s: s.cost,
@@ -284,6 +291,7 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
             "buckets": list(options.buckets),
             "include_deleted": options.include_deleted,
             "with_consumed": options.kind == "cost",
+            "by_object": options.by == "object",
             "exclude": [glob.program for glob in options.excludes],
             "small": SMALL_OBJECT_BYTES,
         },
@@ -304,6 +312,8 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     ]
     warnings += _rollup_warnings(store, options)
     rows_of, top_of, totals_of = LAYOUT[options.kind]
+    if options.by == "object":
+        rows_of = (*rows_of, "harvested_as")
     [totals] = _listing([((), everything)], totals_of, denominator)
     return Report(
         options=options,
@@ -313,7 +323,7 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
         top_rows=_listing(datasets, top_of, denominator)[: options.top_n],
         totals=dict(zip(totals_of, totals, strict=True)),
         warnings=warnings,
-        notes=_tier_notes(usages),
+        notes=_tier_notes(usages) + _rollup_notes(records, options),
     )
 
 
@@ -339,6 +349,36 @@ def _tier_notes(usages: Sequence[Usage]) -> list[str]:
         "(an S3 listing, or an inventory without IntelligentTieringAccessTier) priced as "
         "Frequent Access: an upper bound"
     ]
+
+
+def _rollup_notes(records: Sequence[dict[str, Any]], options: ReportOptions) -> list[str]:
+    """Say which datasets were harvested as roll-ups when that limits what was asked: per-object
+    rows (`--by object`), or deleted objects (`--include-deleted`)."""
+    if options.by != "object" and not options.include_deleted:
+        return []
+    rolled = sorted({r["dataset"] for r in records if r["rolled_up"]})
+    if not rolled:
+        return []
+    buckets = sorted({urn.split("/")[2] for urn in rolled})
+    named = ", ".join(rolled[:5]) + (f" and {len(rolled) - 5:,} more" if len(rolled) > 5 else "")
+    which = (
+        f"the datasets harvested as S3 Inventory roll-ups (harvest s3-inventory --spark): "
+        f"{len(rolled):,} in {', '.join(buckets)} ({named})"
+    )
+    notes = []
+    if options.by == "object":
+        notes.append(
+            f"no per-object detail for {which}: their rows are per storage class, with no "
+            "object and harvested_as 'rollup'; the totals include them. Harvest those scopes "
+            "without --spark for per-object rows"
+        )
+    if options.include_deleted:
+        notes.append(
+            f"--include-deleted adds nothing for {which}: a newer inventory replaces a roll-up "
+            "and does not say which objects went, so their figures are the newest inventory's "
+            "as of this report's time"
+        )
+    return notes
 
 
 def _rollup_warnings(store: GraphStore, options: ReportOptions) -> list[str]:
@@ -388,8 +428,12 @@ def _roll_up(
 
 def _rank(groups: dict[tuple[Any, ...], _Sums]) -> list[tuple[tuple[Any, ...], _Sums]]:
     """Most expensive first; ties by size, then by name, so output is stable (costs share one
-    denominator, so comparing numerators is exact)."""
-    return sorted(groups.items(), key=lambda kv: (-kv[1].cost, -kv[1].bytes, kv[0]))
+    denominator, so comparing numerators is exact); on a tie, a row with no object (a
+    roll-up's) last."""
+    return sorted(
+        groups.items(),
+        key=lambda kv: (-kv[1].cost, -kv[1].bytes, [(v is None, v or "") for v in kv[0]]),
+    )
 
 
 AMOUNTS = ("size", "orphaned_size", "monthly_usd", "orphaned_usd")

@@ -335,7 +335,8 @@ async function showOrphans() {
       + `them in the ${doc.lookback_days} days since ${doc.since} (prices: `
       + `${doc.price_table.region}, ${doc.price_table.currency} a month)`;
     drawReport();
-    say([doc.rows.length ? "" : "No orphaned objects.", ...doc.warnings].join("\n").trim());
+    say([doc.rows.length ? "" : "No orphaned objects.", ...doc.warnings, ...doc.notes]
+      .join("\n").trim());
   } catch (error) {
     sayError(error);
   }
