@@ -9,6 +9,7 @@ import signal
 import socket
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,19 @@ def wait_for(check: Any, seconds: float = 30) -> Any:
         if value or time.monotonic() > deadline:
             return value
         time.sleep(0.1)
+
+
+def assert_jobs_in_graph(server: Server, names: Iterable[str]) -> None:
+    """Wait (up to 60 s) until every job `names` posted under namespace airflow is in the graph."""
+    expected = {f"openlineage://airflow/{name}" for name in names}
+    settings = GraphSettings(data_dir=server.data_dir)
+
+    def missing() -> set[str]:
+        with open_store(settings) as store:
+            rows = store.read("serve_jobs", {"urns": sorted(expected)})
+        return expected - {row["urn"] for row in rows}
+
+    assert wait_for(lambda: not missing(), 60), sorted(missing())[:5]
 
 
 def lineage(server: Server, node: str, depth: int = 20) -> dict[str, Any]:
@@ -129,15 +143,7 @@ def test_the_async_transport_lands_every_event_in_the_graph(
     assert transport.close(timeout=60)
     assert transport.get_stats() == {"pending": 0, "success": sent, "failed": 0}
     assert server.get("/healthz").json()["events_accepted"] == sent
-    expected = {f"openlineage://airflow/{name}" for name in names}
-    settings = GraphSettings(data_dir=server.data_dir)
-
-    def missing() -> set[str]:
-        with open_store(settings) as store:
-            rows = store.read("serve_jobs", {"urns": sorted(expected)})
-        return expected - {row["urn"] for row in rows}
-
-    assert wait_for(lambda: not missing(), 60), sorted(missing())[:5]
+    assert_jobs_in_graph(server, names)
 
 
 def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
@@ -290,15 +296,7 @@ def test_no_acknowledged_event_is_lost_to_kill_9(server: Server) -> None:
     left = [p for p in spool.rglob("*.jsonl") if p.stat().st_size]
     assert left, "the kill came after everything was ingested: nothing was tested"
     server.start()
-    expected = {f"openlineage://airflow/{name}" for name in acknowledged}
-    settings = GraphSettings(data_dir=server.data_dir)
-
-    def missing() -> set[str]:
-        with open_store(settings) as store:
-            rows = store.read("serve_jobs", {"urns": sorted(expected)})
-        return expected - {row["urn"] for row in rows}
-
-    assert wait_for(lambda: not missing(), 60), sorted(missing())[:5]
+    assert_jobs_in_graph(server, acknowledged)
     ingesting = server.data_dir / "serve-spool" / "ingesting"
     assert wait_for(lambda: not any(ingesting.iterdir()), 30)  # deleted once the batch is in
     health = server.get("/healthz").json()
