@@ -323,7 +323,7 @@ def main() -> None:
             )
             met = "met" if max(cold_s, warm_s) < GOAL_S else "NOT met"
             print(f"goal: orphan report under {GOAL_S:.0f} s over {files:,} objects: {met}")
-            server = server_peak_rss_mb(data_dir)
+            server = server_peak_rss_mb(store)
             own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             print(
                 f"peak RSS: this process {own:,.0f} MiB, FalkorDB server "
