@@ -15,7 +15,7 @@ from lineagegraph.identity import dataset_urn, name_of, s3_dataset_urn_for_key, 
 from lineagegraph.model import Asset, Flow, Item, PartOf, Scalar, Transformation
 from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.reports.pricing import GB, default_price_table, load_prices
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z: when the lake was listed
 DAY = DAY_MS
@@ -80,6 +80,23 @@ class Lake:
             {"urn": urn, "at": at},
             write=True,
         )
+
+
+def cli_lake(store: GraphStore, *more_objects: tuple[str, str]) -> None:
+    """The small lake the report CLI and serve tests ask about: orphaned CSV, JSON (Glacier)
+    and log objects, a marker, and a marts dataset read a day before the listing; plus
+    `more_objects` (bucket, key) of 1 GB each."""
+    store.init_schema()
+    lake = Lake(store)
+    lake.obj("lake", "raw/orders/part-0.csv", size=2 * GB)
+    lake.obj("lake", "raw/orders/_SUCCESS", size=0)
+    lake.obj("lake", "raw/events/2024/x.json", size=GB, storage_class="GLACIER")
+    lake.obj("lake", "logs/app.log", size=GB)
+    lake.obj("lake", "marts/sales/part-0.parquet", size=GB)
+    for bucket, key in more_objects:
+        lake.obj(bucket, key, size=GB)
+    lake.read(lake.dataset("s3a://lake/marts/"), at=T0 - DAY)
+    lake.write()
 
 
 def report(

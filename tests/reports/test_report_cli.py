@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from lake import DAY, T0, Lake
+from lake import Lake, cli_lake
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import open_store
@@ -31,15 +31,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         if name.startswith("LINEAGEGRAPH_"):
             monkeypatch.delenv(name)
     with open_store(GraphSettings(data_dir=tmp_path / "store")) as store:
-        store.init_schema()
-        lake = Lake(store)
-        lake.obj("lake", "raw/orders/part-0.csv", size=2 * GB)
-        lake.obj("lake", "raw/orders/_SUCCESS", size=0)
-        lake.obj("lake", "raw/events/2024/x.json", size=GB, storage_class="GLACIER")
-        lake.obj("lake", "logs/app.log", size=GB)
-        lake.obj("lake", "marts/sales/part-0.parquet", size=GB)
-        lake.read(lake.dataset("s3a://lake/marts/"), at=T0 - DAY)
-        lake.write()
+        cli_lake(store)
     return tmp_path
 
 

@@ -16,11 +16,10 @@ from serve_fixtures import Server
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import open_store
-from lineagegraph.reports.pricing import GB
 from lineagegraph.settings import GraphSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
-from lake import DAY, T0, Lake
+from lake import cli_lake
 
 AS_OF = "2023-11-14T22:13:20Z"  # T0
 
@@ -30,16 +29,7 @@ def lake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server over the reports tests' lake (one per module: the routes only read)."""
     data_dir = tmp_path_factory.mktemp("reports") / "store"
     with open_store(GraphSettings(data_dir=data_dir)) as store:
-        store.init_schema()
-        lake = Lake(store)
-        lake.obj("lake", "raw/orders/part-0.csv", size=2 * GB)
-        lake.obj("lake", "raw/orders/_SUCCESS", size=0)
-        lake.obj("lake", "raw/events/2024/x.json", size=GB, storage_class="GLACIER")
-        lake.obj("lake", "logs/app.log", size=GB)
-        lake.obj("lake", "marts/sales/part-0.parquet", size=GB)
-        lake.obj("other", "x/y.csv", size=GB)
-        lake.read(lake.dataset("s3a://lake/marts/"), at=T0 - DAY)
-        lake.write()
+        cli_lake(store, ("other", "x/y.csv"))
     server = Server(data_dir)
     server.start()
     yield server

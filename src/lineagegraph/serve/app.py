@@ -29,7 +29,7 @@ from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spo
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import FactsCache, Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
-from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
+from lineagegraph.serve.reading import answer, flag_param, int_param, path_params, text_param
 from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
@@ -168,9 +168,7 @@ async def get_impact(request: Request) -> Response:
 async def get_path(request: Request) -> Response:
     settings = request.app.state.service.settings
     try:
-        source, target = text_param(request, "from"), text_param(request, "to")
-        depth = int_param(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
-        deleted = flag_param(request, "include_deleted")
+        source, target, depth, deleted = path_params(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     return await answer(request, questions.path, settings, source, target, depth,

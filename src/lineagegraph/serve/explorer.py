@@ -21,7 +21,7 @@ from lineagegraph import lineage
 from lineagegraph.serve import column_view, explore
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
-from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
+from lineagegraph.serve.reading import answer, flag_param, int_param, path_params, text_param
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -93,9 +93,7 @@ async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
 async def path(request: Request) -> Response:
     settings = request.app.state.service.settings
     try:
-        source, target = text_param(request, "from"), text_param(request, "to")
-        depth = int_param(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
-        deleted = flag_param(request, "include_deleted")
+        source, target, depth, deleted = path_params(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     return await answer(request, explore.paths, settings, source, target, depth, deleted,

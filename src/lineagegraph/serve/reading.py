@@ -47,6 +47,13 @@ def flag_param(request: Request, name: str) -> bool:
     return raw in TRUE
 
 
+def path_params(request: Request) -> tuple[str, str, int, bool]:
+    """`from`, `to`, `depth` and `include_deleted` of a path question (API and explorer)."""
+    source, target = text_param(request, "from"), text_param(request, "to")
+    depth = int_param(request, "depth", 10, 1, lineage.MAX_PATH_DEPTH)
+    return source, target, depth, flag_param(request, "include_deleted")
+
+
 def json_response(value: Any) -> Response:
     return Response(render.to_json(value), media_type="application/json")
 
