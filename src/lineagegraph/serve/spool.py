@@ -11,7 +11,8 @@ so a process killed at any moment loses no acknowledged event. Ingestion then ru
 
 A crash before the delete makes the next start harvest `ingesting/` again: ingestion is at
 least once, and idempotent because every write MERGEs and a run counts only when newer than the
-job's last (docs/graph-model.md). Concurrent requests share one fsync (group commit).
+job's last (docs/graph-model.md). Concurrent requests share one write and one fsync
+(GroupCommit).
 """
 
 from __future__ import annotations
@@ -49,10 +50,7 @@ class Spool:
         self.ingesting = root / "ingesting"
         for directory in (root, self.incoming, self.ingesting):
             directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self._lock = threading.Lock()  # the open segment and the counters below
-        self._sync_lock = threading.Lock()  # one fsync at a time, covering every write before it
-        self._written = 0  # appends written to the open segment's file
-        self._synced = 0  # appends known to be on disk
+        self._lock = threading.Lock()  # the open segment and its counts
         self._lines = 0  # lines in the open segment
         self._segment = 0
         self._fd = self._open_segment()
@@ -69,9 +67,10 @@ class Spool:
         return fd
 
     def append(self, lines: bytes, count: int) -> None:
-        """Append `count` events (each one line ending in a newline) and wait until they are on
-        disk; one fsync covers every append made while the previous one ran. A failed write
-        (a full disk) is cut off again, so no half line is left for the next event to join."""
+        """Append `count` events (each one line ending in a newline) and return once they are on
+        disk. GroupCommit gathers concurrent requests into one call, so one fsync covers them.
+        A failed write (a full disk) is cut off again, so no half line is left for the next
+        event to join."""
         with self._lock:
             size = self._size
             try:
@@ -83,19 +82,11 @@ class Spool:
                     os.ftruncate(self._fd, size)
                 raise StoreError(f"cannot write the spool {self._path}: {exc.strerror}") from None
             self._size = size + len(lines)
-            self._written += 1
-            mine = self._written
             self._lines += count
-        with self._sync_lock:
-            if self._synced >= mine:
-                return
-            with self._lock:
-                fd, target = self._fd, self._written
             try:
-                os.fsync(fd)
+                os.fsync(self._fd)
             except OSError as exc:
                 raise StoreError(f"cannot sync the spool {self._path}: {exc.strerror}") from None
-            self._synced = max(self._synced, target)
 
     def pending(self) -> int:
         """Events in the open segment, not yet handed to ingestion."""
@@ -104,12 +95,11 @@ class Spool:
     def rotate(self) -> bool:
         """Close the open segment (when it holds events), move it to `ingesting/` and start a
         new one. Returns whether anything moved."""
-        with self._sync_lock, self._lock:
+        with self._lock:
             if self._lines == 0:
                 return False
             os.fsync(self._fd)
             os.close(self._fd)
-            self._synced = self._written
             done = self._path
             self._fd = self._open_segment()
         adopt(done, self.ingesting)
@@ -124,7 +114,7 @@ class Spool:
                 adopt(path, self.ingesting)
 
     def close(self) -> None:
-        with self._sync_lock, self._lock:
+        with self._lock:
             os.fsync(self._fd)
             os.close(self._fd)
             if self._lines == 0:
