@@ -103,7 +103,8 @@ def modified(
 
 
 def stage(name: str, kind: str = "External Named") -> dict[str, Any]:
-    """A stage entry: named only, no URL (ENVIRONMENT.md)."""
+    """A stage entry as ACCESS_HISTORY writes it: by name only, no URL (the URL is resolved
+    separately, from the stage itself)."""
     return {
         "objectDomain": "Stage",
         "objectName": name,
