@@ -130,7 +130,6 @@ class Lake:
                             "size": size,
                             "storage_class": CLASSES[n % len(CLASSES)],
                             "last_modified": SEEN - (n % 400) * DAY_MS,
-                            "etag": f"{n:x}",
                             "seen": SEEN,
                         },
                     )
