@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -13,6 +12,7 @@ from falkordb import Edge, FalkorDB, Graph, Node, Path
 from falkordb.graph import QUERY_CMD, RO_QUERY_CMD
 from falkordb.query_result import parse_scalar
 
+from lineagegraph import collector
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
@@ -86,7 +86,7 @@ class FalkorDBStore(GraphStore):
     def _run(self, command: str, query: str) -> Result:
         """Send one encoded query and decode its compact reply (see `_result`)."""
         try:
-            with _collector_paused():
+            with collector.paused():  # a large reply: see lineagegraph.collector
                 reply = self._graph.execute_command(command, self._graph.name, query, "--compact")
                 if isinstance(reply[-1], redis.ResponseError):  # failed while running
                     raise reply[-1]
@@ -155,25 +155,6 @@ def _current_schema() -> str:
 NULL, STRING, INTEGER, BOOLEAN, DOUBLE, ARRAY, MAP = 1, 2, 3, 4, 5, 6, 10
 AS_SENT = frozenset((NULL, STRING, INTEGER))
 """Types whose value arrives decoded: None, str (the connection decodes replies), int."""
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Hold off Python's cycle collector while a reply is read and decoded.
-
-    A large reply is millions of small lists, built in C and then here, none of them in a
-    cycle; each few hundred new containers set the collector off, and its full passes re-scan
-    every object alive, which made reading a 200,000-row reply three times as long. Objects
-    are still freed as usual; a collection runs when one is due again after this.
-    """
-    if not gc.isenabled():  # paused by someone else, who enables it again
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _result(reply: list[Any], graph: Graph) -> Result:

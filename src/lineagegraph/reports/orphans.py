@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
+from lineagegraph import collector
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
 from lineagegraph.reports.globs import Glob, exclusion_globs
@@ -152,22 +154,44 @@ class _Sums:
         self.rollup = self.rollup or part.rollup
 
 
-VALUES: dict[str, Callable[[_Sums], Any]] = {
-    "objects": lambda s: s.objects,
-    "bytes": lambda s: s.bytes,
-    "gib": lambda s: gib(s.bytes),
-    "orphaned_objects": lambda s: s.orphaned_objects,
-    "orphaned_bytes": lambda s: s.orphaned_bytes,
-    "orphaned_gib": lambda s: gib(s.orphaned_bytes),
-    "oldest_modified": lambda s: iso(s.oldest),
-    "newest_modified": lambda s: iso(s.newest),
-    "last_read": lambda s: iso(s.last_read),
-    "harvested_as": lambda s: "rollup" if s.rollup else "object",
+def gib(size: int) -> Decimal:
+    """Bytes in GiB, exactly: 2^-30 is a finite decimal (30 places at most)."""
+    return (Decimal(size * 5**30).scaleb(-30)).normalize() if size else Decimal(0)
+
+
+def usd(nanos: int) -> Decimal:
+    """An amount of 1e-9 USD units as a Decimal with 9 places (0.069000000)."""
+    return Decimal(nanos).scaleb(-9)
+
+
+def iso(ms: int | None) -> str | None:
+    """Epoch milliseconds as UTC ISO 8601 (the reports' and JSON's time format)."""
+    if ms is None:
+        return None
+    moment = datetime.fromtimestamp(ms // 1000, UTC)  # whole seconds: the format has no more
+    if moment.year < 1000:  # strftime's year, unpadded ("999-01-01T..."), as it always was
+        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{moment.isoformat()[:19]}Z"  # the same text as strftime's, in half the time
+
+
+def _harvested_as(rollup: bool) -> str:
+    return "rollup" if rollup else "object"
+
+
+VALUES: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
+    "objects": ("objects", None),
+    "bytes": ("bytes", None),
+    "gib": ("bytes", gib),
+    "orphaned_objects": ("orphaned_objects", None),
+    "orphaned_bytes": ("orphaned_bytes", None),
+    "orphaned_gib": ("orphaned_bytes", gib),
+    "oldest_modified": ("oldest", iso),
+    "newest_modified": ("newest", iso),
+    "last_read": ("last_read", iso),
+    "harvested_as": ("rollup", _harvested_as),
 }
-MONEY: dict[str, Callable[[_Sums], int]] = {
-    "monthly_usd": lambda s: s.cost,
-    "orphaned_usd": lambda s: s.orphaned_cost,
-}
+"""Each value of a row: the attribute of its sums it shows, and how (None: as it is)."""
+MONEY: dict[str, str] = {"monthly_usd": "cost", "orphaned_usd": "orphaned_cost"}
 """The USD columns as numerators over the costing's denominator; `_listing` rounds them."""
 # Per kind: the values of each row, of each top dataset, and of the totals.
 LAYOUT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
@@ -296,6 +320,7 @@ class Report:
         }
 
 
+@collector.paused()  # hundreds of thousands of rows: see lineagegraph.collector
 def run_report(store: GraphStore, options: ReportOptions) -> Report:
     """Query the graph, price what it returns and build the report.
 
@@ -429,14 +454,19 @@ def _listing(
     """One row per group (the `first` groups only, when given): its key, then the named values.
     USD amounts are rounded to 1e-9 over all groups together (pricing.apportion), so the rows
     of a whole listing add up to its total exactly."""
-    shown = groups[:first]
-    columns = [
-        [usd(n) for n in apportion([pick(s) for _, s in groups], denominator)[:first]]
-        if (pick := MONEY.get(name))
-        else [VALUES[name](s) for _, s in shown]
-        for name in names
-    ]
-    return [[*key, *values] for (key, _), *values in zip(shown, *columns, strict=True)]
+    sums = [s for _, s in groups]
+    shown = sums[:first]
+
+    def column(name: str) -> list[Any]:
+        if name in MONEY:
+            amounts = apportion(list(map(attrgetter(MONEY[name]), sums)), denominator)
+            return [usd(n) for n in amounts[:first]]
+        attribute, how = VALUES[name]
+        values = map(attrgetter(attribute), shown)
+        return list(values if how is None else map(how, values))
+
+    columns = [column(name) for name in names]
+    return [[*key, *values] for (key, _), *values in zip(groups[:first], *columns, strict=True)]
 
 
 def _roll_up(
@@ -521,26 +551,6 @@ def _exact(value: Any) -> str:
 
 def _records(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(columns, row, strict=True)) for row in rows]
-
-
-def gib(size: int) -> Decimal:
-    """Bytes in GiB, exactly: 2^-30 is a finite decimal (30 places at most)."""
-    return (Decimal(size * 5**30).scaleb(-30)).normalize() if size else Decimal(0)
-
-
-def usd(nanos: int) -> Decimal:
-    """An amount of 1e-9 USD units as a Decimal with 9 places (0.069000000)."""
-    return Decimal(nanos).scaleb(-9)
-
-
-def iso(ms: int | None) -> str | None:
-    """Epoch milliseconds as UTC ISO 8601 (the reports' and JSON's time format)."""
-    if ms is None:
-        return None
-    moment = datetime.fromtimestamp(ms // 1000, UTC)  # whole seconds: the format has no more
-    if moment.year < 1000:  # strftime's year, unpadded ("999-01-01T..."), as it always was
-        return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f"{moment.isoformat()[:19]}Z"  # the same text as strftime's, in half the time
 
 
 def parse_time(text: str) -> int:
