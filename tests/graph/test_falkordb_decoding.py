@@ -13,6 +13,7 @@ import pytest
 from falkordb import QueryResult
 from falkordb.graph import RO_QUERY_CMD
 
+from lineagegraph.errors import QueryError
 from lineagegraph.graph.falkordb import FalkorDBStore, _plain, _result
 from lineagegraph.graph.store import open_store
 from lineagegraph.settings import GraphSettings
@@ -115,3 +116,10 @@ def test_many_rows_and_no_rows(store: FalkorDBStore) -> None:
     assert rows[-1] == [2000, "2000", True] and len(rows) == 2000
     assert both(store, "UNWIND [] AS i RETURN i") == []
     assert store.execute("CREATE (:Asset {urn: 'x'})", write=True).rows == []
+
+
+def test_an_error_while_the_query_runs_is_a_query_error(store: FalkorDBStore) -> None:
+    """Met while running, not in the text: FalkorDB 4.16 answers with the error alone (older
+    servers sent it as the reply's last part, which `_run` checks too)."""
+    with pytest.raises(QueryError, match=r"rejected the query: Division by zero"):
+        store.execute("UNWIND [1, 0] AS x RETURN 1 / x", write=False)
