@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -21,7 +22,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Flow
 from lineagegraph.reports.globs import compile_glob, exclusion_globs, glob_regex
-from lineagegraph.reports.orphans import tally_of
+from lineagegraph.reports.orphans import iso, tally_of
 from lineagegraph.reports.pricing import GB, SMALL_OBJECT_BYTES, Usage, load_prices, monthly_costs
 from lineagegraph.store_check import EmptyGraph
 
@@ -380,3 +381,11 @@ def test_the_graph_matches_exclusions_as_the_regex_does(
     assert excluded == sum(2**i for i, key in enumerate(keys) if pattern.fullmatch(key)), (
         compile_glob(glob).program
     )
+
+
+@given(st.integers(min_value=-62_135_596_800_000, max_value=253_402_300_799_999))
+def test_times_read_as_strftime_writes_them_for_every_year(ms: int) -> None:
+    """`iso` formats whole seconds with isoformat (twice as fast): the text stays strftime's,
+    unpadded years before 1000 included."""
+    assert iso(ms) == datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert iso(-30_610_224_000_001) == "999-12-31T23:59:59Z" and iso(None) is None

@@ -8,9 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
-from falkordb import Edge, FalkorDB, Node, Path, QueryResult
-from falkordb.graph import QUERY_CMD
+from falkordb import Edge, FalkorDB, Graph, Node, Path
+from falkordb.graph import QUERY_CMD, RO_QUERY_CMD
+from falkordb.query_result import parse_scalar
 
+from lineagegraph import collector
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
@@ -52,17 +54,7 @@ class FalkorDBStore(GraphStore):
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
 
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
-        try:
-            run = self._graph.query if write else self._graph.ro_query
-            res = run(text, params)
-        except redis.ResponseError as exc:
-            message = str(exc)
-            if "read-only" in message.lower() or "RO_QUERY" in message:
-                raise QueryError(WRITE_REFUSED) from None
-            raise QueryError(f"the embedded store rejected the query: {message}") from None
-        except redis.RedisError as exc:
-            raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
-        return _result(res)
+        return self._run(QUERY_CMD if write else RO_QUERY_CMD, self._encode(text, params))
 
     def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
         """Encode the next part while the server runs this one.
@@ -78,28 +70,34 @@ class FalkorDBStore(GraphStore):
             first = next(parts, None)
             if first is None:
                 return 0
-            ahead = pool.submit(self._encode, text, first)
+            ahead = pool.submit(self._encode, text, {"rows": first})
             current = first
             for part in parts:
                 query = ahead.result()
-                ahead = pool.submit(self._encode, text, part)
-                done += written(self._run_encoded(query), current)
+                ahead = pool.submit(self._encode, text, {"rows": part})
+                done += written(self._run(QUERY_CMD, query), current)
                 current = part
-            return done + written(self._run_encoded(ahead.result()), current)
+            return done + written(self._run(QUERY_CMD, ahead.result()), current)
 
-    def _encode(self, text: str, rows: list[dict[str, Any]]) -> str:
+    def _encode(self, text: str, params: dict[str, Any] | None) -> str:
         # The client's own parameter header, so values are quoted exactly as query() does.
-        return str(self._graph._build_params_header({"rows": rows})) + text
+        return str(self._graph._build_params_header(params)) + text
 
-    def _run_encoded(self, query: str) -> Result:
+    def _run(self, command: str, query: str) -> Result:
+        """Send one encoded query and decode its compact reply (see `_result`)."""
         try:
-            reply = self._graph.execute_command(QUERY_CMD, self._graph.name, query, "--compact")
-            res = QueryResult(self._graph, reply)
+            with collector.paused():  # a large reply: see lineagegraph.collector
+                reply = self._graph.execute_command(command, self._graph.name, query, "--compact")
+                if isinstance(reply[-1], redis.ResponseError):  # failed while running
+                    raise reply[-1]
+                return _result(reply, self._graph)
         except redis.ResponseError as exc:
-            raise QueryError(f"the embedded store rejected the query: {exc}") from None
+            message = str(exc)
+            if "read-only" in message.lower() or "RO_QUERY" in message:
+                raise QueryError(WRITE_REFUSED) from None
+            raise QueryError(f"the embedded store rejected the query: {message}") from None
         except redis.RedisError as exc:
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
-        return _result(res)
 
     def ensure_schema(self) -> None:
         self._ensure_schema()
@@ -152,9 +150,38 @@ def _current_schema() -> str:
     return f"{SCHEMA_STEPS}:{schema_version(FalkorDBStore.backend)}"
 
 
-def _result(res: QueryResult) -> Result:
-    columns = [str(h[1]) for h in res.header] if res.header else []
-    return Result(columns, [[_plain(v) for v in row] for row in res.result_set])
+# The types of a compact reply's values (falkordb.query_result.ResultSetScalarTypes) that
+# _result decodes itself; the client's parser decodes the others.
+NULL, STRING, INTEGER, BOOLEAN, DOUBLE, ARRAY, MAP = 1, 2, 3, 4, 5, 6, 10
+AS_SENT = frozenset((NULL, STRING, INTEGER))
+"""Types whose value arrives decoded: None, str (the connection decodes replies), int."""
+
+
+def _result(reply: list[Any], graph: Graph) -> Result:
+    """Rows of a compact reply (header, rows, statistics; statistics only after a write
+    without RETURN) as `_plain` values: each value comes as [type, value]."""
+    if len(reply) < 3 or not reply[0]:
+        return Result([])
+    columns = [str(name) for _, name in reply[0]]
+    return Result(
+        columns, [[v if t in AS_SENT else _value(t, v, graph) for t, v in row] for row in reply[1]]
+    )
+
+
+def _value(kind: int, raw: Any, graph: Graph) -> Any:
+    """One value as `_plain(parse_scalar(...))` gives it, without the parser's generic pass
+    for the scalar types a report's rows are made of."""
+    if kind in AS_SENT:
+        return raw
+    if kind == BOOLEAN:
+        return raw == "true"
+    if kind == DOUBLE:
+        return float(raw)
+    if kind == ARRAY:
+        return [_value(t, v, graph) for t, v in raw]
+    if kind == MAP:
+        return {str(k): _value(c[0], c[1], graph) for k, c in zip(raw[::2], raw[1::2], strict=True)}
+    return _plain(parse_scalar([kind, raw], graph))
 
 
 def _plain(value: Any) -> Any:

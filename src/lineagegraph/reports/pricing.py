@@ -235,20 +235,19 @@ def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
     """
     standard = prices.standard_class
     unpriced: Counter[str] = Counter()
-    pooled: list[tuple[str, list[tuple[str, int]]]] = []  # per usage: class, (pool, bytes)
+    # Per usage: the class it is priced as, its bytes at that price and its bytes at standard's.
+    pooled: list[tuple[str, int, int]] = []
     totals: defaultdict[str, int] = defaultdict(int)
     for usage in usages:
         name, intended = prices.priced_as(usage.storage_class)
         if not intended:
             unpriced[usage.storage_class] += usage.objects
         price = prices.classes[name]
-        parts = [
-            (name, usage.billable_bytes + usage.objects * price.overhead_bytes),
-            (standard, usage.objects * price.standard_overhead_bytes),
-        ]
-        for pool, size in parts:
-            totals[pool] += size
-        pooled.append((name, parts))
+        own = usage.billable_bytes + usage.objects * price.overhead_bytes
+        at_standard = usage.objects * price.standard_overhead_bytes
+        totals[name] += own
+        totals[standard] += at_standard
+        pooled.append((name, own, at_standard))
     # A row pays its pool's cost per byte for its bytes, plus its class's fee per object.
     usd_per_byte = {
         pool: tiered_cost(size, prices.classes[pool]) / size
@@ -265,12 +264,13 @@ def monthly_costs(usages: Sequence[Usage], prices: PriceTable) -> Costing:
     def scaled(rate: Fraction) -> int:
         return rate.numerator * (denominator // rate.denominator)
 
-    per_byte = {pool: scaled(rate) for pool, rate in usd_per_byte.items()}
+    # A pool of no bytes has no rate: every size in it is 0.
+    per_byte = defaultdict(int, {pool: scaled(rate) for pool, rate in usd_per_byte.items()})
     per_object = {name: scaled(rate) for name, rate in usd_per_object.items()}
+    at_standard_rate = per_byte[standard]
     numerators = [
-        usage.monitored_objects * per_object[name]
-        + sum(size * per_byte[pool] for pool, size in parts if size)
-        for usage, (name, parts) in zip(usages, pooled, strict=True)
+        usage.monitored_objects * per_object[name] + own * per_byte[name] + std * at_standard_rate
+        for usage, (name, own, std) in zip(usages, pooled, strict=True)
     ]
     return Costing(numerators, denominator, unpriced)
 
@@ -309,6 +309,7 @@ def apportion(numerators: Sequence[int], denominator: int, scale: int = NANO) ->
     total = sum(numerators) * scale
     rounded_total = (2 * total + denominator) // (2 * denominator)  # half up
     short = rounded_total - sum(floors)
-    for i in sorted(range(len(floors)), key=lambda i: (-remainders[i], i))[:short]:
+    # Largest remainders first, ties in order (a stable sort keeps it when reversed).
+    for i in sorted(range(len(floors)), key=remainders.__getitem__, reverse=True)[:short]:
         floors[i] += 1
     return floors
