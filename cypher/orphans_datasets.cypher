@@ -4,5 +4,5 @@
 // Params: buckets (list of names, [] = all).
 MATCH (d:Asset:Dataset)
 WHERE d.system = 's3' AND (size($buckets) = 0 OR split(d.urn, '/')[2] IN $buckets)
-RETURN split(d.urn, '/')[2] AS bucket, d.urn AS dataset
-ORDER BY bucket, dataset
+RETURN d.urn AS dataset
+ORDER BY split(d.urn, '/')[2], dataset

@@ -86,7 +86,7 @@ def test_read_each_returns_each_reads_records_in_order(store: GraphStore) -> Non
     lake.write()
     store.reads_at_once = 2
     got = store.read_each("orphans_datasets", [{"buckets": [b]} for b in reversed(buckets)])
-    assert got == [[{"bucket": b, "dataset": f"s3://{b}/{b}"}] for b in reversed(buckets)]
+    assert got == [[{"dataset": f"s3://{b}/{b}"}] for b in reversed(buckets)]
 
 
 def test_ancestors_are_the_urns_whose_consumption_covers_a_dataset() -> None:

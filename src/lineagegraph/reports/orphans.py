@@ -341,7 +341,8 @@ def usage_records(
         reads = [hit["last"] for hit in hits if hit["last"] is not None]
         datasets.append(
             {
-                **row,
+                "dataset": row["dataset"],
+                "bucket": row["dataset"].split("/")[2],
                 "covered": covered,
                 "last": max(reads, default=None),
                 "own": own.get(row["dataset"], []),
