@@ -19,7 +19,7 @@ MATCH (d:Asset:Dataset {urn: x.dataset})
 WITH d, x.bucket AS bucket, x.own AS own, x.covered AS covered, x.last AS dataset_last,
      size(x.bucket) + 6 AS key_at  // where keys start in urns: after s3://bucket/
 
-// 2. The present objects and roll-ups of the datasets left, each with its status and last read.
+// 2. The present objects and roll-ups of those datasets, each with its status and last read.
 // A roll-up stops counting when a later harvest of its scope replaces it (its deleted_at).
 MATCH (f)-[:PART_OF|ROLLUP_OF]->(d)
 WHERE f.first_seen <= $as_of
