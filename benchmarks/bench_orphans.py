@@ -25,11 +25,13 @@ B/object (goal 300 B: NOT met), about 6.2 GiB of server RSS; orphan report 82.3 
 before the cost report and the one-bucket baseline.
 
 With consumption settled in Python and the objects walked in chunks of datasets read two at a
-time, at 1,000,000 objects and load 4.4-7.5 (other sessions on both cores): orphan report
-15.95 s warm and 19.44 s run again (server CPU 9.2 / 10.7 s) against 14.51 s (6.0 s) for the
-graph reads as they were, same rows: 0.91x, no gain on objects (the ancestor look-ups were a
-small part here); on a graph reopened from disk the reads took 4.2-4.6 s of server CPU against
-4.0-4.2 s before. The 10,000,000-object run was not repeated.
+time, at 1,000,000 objects (load 2.9-5, other sessions running): orphan report 9.65 s cold,
+8.59 s warm (server CPU 6.7 s), cost report 10.9 s, against 9.81 s (7.0 s) for the graph reads
+as they were, run in between: 1.14x, same rows, totals exact (goal 10 s: met in that run). On
+objects the ancestor look-ups were a small part; the walk of every object (its status, then the
+sums) is most of the server's time. In separate processes on a graph reopened from disk (load
+2.2-2.9): 4.7-5.8 s with two chunks at a time, 5.5-6.2 s one at a time, 4.7-6.6 s before. The
+10,000,000-object run was not repeated.
 """
 
 from __future__ import annotations

@@ -22,12 +22,13 @@ about two thirds of the time in FalkorDB and one third in Python. Peak RSS: this
 1,522 MiB (moto holds the inventory in it), Spark's JVM 491 MiB, FalkorDB 1,829 MiB.
 
 `--graph-only --rows 10000000` (the same graph written directly: 50,000 datasets, 300,000
-roll-ups, 37.7 s), measured while other sessions kept both cores busy (load 4.5-5.3): orphan
-report 37.4 s against 60.6 s for the graph reads as they were (benchmarks/report_baseline.py,
-run last in that run), same rows: 1.62x; cost report 65.9 s. The goal (5 s) is NOT met. On the
-same graph the report's reads took 4.7-5.2 s of FalkorDB CPU against 8.7-9.7 s before
-(consumption settled in Python, roll-ups past the glob matcher); what is left is mostly the
-client decoding 200,000 rows (5-8 s of CPU at that load) and the roll-up aggregation in FalkorDB.
+roll-ups, 38-70 s), with consumption settled in Python and the roll-ups walked in chunks read two
+at a time, while other sessions kept both cores busy (load 3-5): orphan report 33.5 s against
+43.2 s for the graph reads as they were (benchmarks/report_baseline.py, run in between), same
+rows: 1.29x; cost report 63.1 s; two earlier runs gave 1.62x (37.4 s vs 60.6 s) and 1.09x. The
+goal (5 s) is NOT met: most of the time is the client decoding 200,000 rows and pricing them.
+The graph reads alone, each in a fresh process (load 2.2): 9.4-10.5 s (two chunks at a time;
+10.9-11.4 s one at a time) against 13.8 s, and 5.1-5.9 s of FalkorDB CPU against 9.5-9.7 s.
 """
 
 from __future__ import annotations
