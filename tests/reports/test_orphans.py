@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from fractions import Fraction
@@ -21,32 +22,37 @@ from lake import DAY, T0, TABLE, Lake, orphaned, report, rows
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Flow
-from lineagegraph.reports.globs import compile_glob, exclusion_globs, glob_regex
-from lineagegraph.reports.orphans import iso, tally_of
-from lineagegraph.reports.pricing import GB, SMALL_OBJECT_BYTES, Usage, load_prices, monthly_costs
+from lineagegraph.reports.globs import Glob, compile_glob, exclusion_globs, glob_regex
+from lineagegraph.reports.orphans import ReportOptions, iso, tally_of, usage_records
+from lineagegraph.reports.pricing import (
+    GB,
+    Usage,
+    default_price_table,
+    load_prices,
+    monthly_costs,
+)
 from lineagegraph.store_check import EmptyGraph
 
 AS_OF = T0 + DAY  # the lake was listed one day before the reports' --as-of
 KIB = 1024
 
 
-def usage(store: GraphStore, **params: Any) -> dict[tuple[str, str, str], dict[str, Any]]:
-    """The statement's own rows by (dataset, storage class, status), to check its sums."""
-    window = {"as_of": AS_OF, "since": AS_OF - 90 * DAY}
-    values = {
-        **window,
-        "touched": store.read("orphans_consumed_objects", window),
-        "buckets": [],
-        "include_deleted": False,
-        "with_consumed": True,
-        "exclude": [g.program for g in exclusion_globs()],
-        "small": SMALL_OBJECT_BYTES,
-        "by_object": False,
+def usage(
+    store: GraphStore, excludes: Sequence[Glob] | None = None, **params: Any
+) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The statement's own rows by (dataset, storage class, status), to check its sums: those of
+    the cost report (every object), as usage_records fetches them."""
+    options = ReportOptions(
+        kind="cost",
+        as_of=AS_OF,
+        lookback_days=90,
+        excludes=exclusion_globs() if excludes is None else excludes,
+        prices=load_prices(),
+        price_table=default_price_table(),
         **params,
-    }
+    )
     return {
-        (r["dataset"], r["storage_class"], r["status"]): r
-        for r in store.read("orphans_usage", values)
+        (r["dataset"], r["storage_class"], r["status"]): r for r in usage_records(store, options)
     }
 
 
@@ -190,7 +196,7 @@ def test_the_documented_glob_examples(lake: Lake) -> None:
             lake.obj(bucket, key)
         lake.write()
         found = usage(lake.store, buckets=[bucket],
-                      exclude=[g.program for g in exclusion_globs([glob])])  # fmt: skip
+                      excludes=exclusion_globs([glob]))  # fmt: skip
         excluded = sum(r["objects"] for (_, _, status), r in found.items() if status == "excluded")
         assert excluded == len(matching), glob
         assert sum(r["objects"] for r in found.values()) == len(matching) + len(other)
@@ -373,9 +379,7 @@ def test_the_graph_matches_exclusions_as_the_regex_does(
     for i, key in enumerate(keys):
         lake.obj(bucket, key, size=2**i)  # the excluded objects' bytes spell out which ones
     lake.write()
-    found = usage(
-        lake.store, buckets=[bucket], exclude=[g.program for g in exclusion_globs([glob])]
-    )
+    found = usage(lake.store, buckets=[bucket], excludes=exclusion_globs([glob]))
     excluded = sum(int(r["bytes"]) for (_, _, status), r in found.items() if status == "excluded")
     pattern = glob_regex(glob)
     assert excluded == sum(2**i for i, key in enumerate(keys) if pattern.fullmatch(key)), (

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ class GraphStore(ABC):
     backend: str
     batch_size: int
     location: str  # where the graph lives (a data directory or a URI), for messages
+    reads_at_once: int = 1  # reads the store serves in parallel (see read_each)
 
     @abstractmethod
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
@@ -54,6 +56,15 @@ class GraphStore(ABC):
     def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run a named read statement and return its records."""
         return self.run(name, params, write=False).records()
+
+    def read_each(self, name: str, params: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+        """Run a named read statement once per set of parameters, `reads_at_once` at a time on
+        as many connections (the server's other cores work too); the records in params' order."""
+        workers = min(self.reads_at_once, len(params))
+        if workers < 2:
+            return [self.read(name, p) for p in params]
+        with ThreadPoolExecutor(workers, thread_name_prefix="graph-read") as pool:
+            return list(pool.map(lambda p: self.read(name, p), params))
 
     def write_batches(
         self, name: str, rows: Iterable[dict[str, Any]], key: tuple[str, ...] = ()

@@ -45,6 +45,9 @@ class FalkorDBStore(GraphStore):
             self._db = FalkorDB(unix_socket_path=socket_path)
             self._graph = self._db.select_graph(settings.graph_name)
             self._schema_key = f"lineagegraph:schema:{settings.graph_name}"
+            # The server runs read queries on a pool of this many threads (one per core), and
+            # the client's connection pool gives each reading thread its own connection.
+            self.reads_at_once = int(self._db.config_get("THREAD_COUNT"))
             # A new store is ready to use (reads on a missing graph fail); an older one loses
             # the unique constraints that crash the server.
             if self._ensure_schema():

@@ -1,8 +1,8 @@
 """The orphaned-S3 report and the S3 cost report (docs/orphans.md).
 
-Two graph statements (cypher/orphans_consumed_objects.cypher, then cypher/orphans_usage.cypher)
-tally the objects per bucket, dataset, storage class and status, whether the graph holds them
-one by one (:File) or as an inventory's roll-ups (:Rollup); this module prices those tallies
+Graph statements (cypher/orphans_*.cypher, see usage_records) tally the objects per bucket,
+dataset, storage class and status, whether the graph holds them one by one (:File) or as an
+inventory's roll-ups (:Rollup); this module prices those tallies
 (lineagegraph.reports.pricing), rolls them up to the rows asked for, ranks datasets by cost and
 renders the result.
 """
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lineagegraph import collector
-from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
 from lineagegraph.reports.globs import Glob, exclusion_globs
 from lineagegraph.reports.pricing import (
@@ -51,6 +51,9 @@ GROUPINGS: dict[str, tuple[str, ...]] = {
 inventory roll-ups (`harvest s3-inventory --spark`) has no objects to list, so its rows there
 are its roll-ups, with no object and `harvested_as` saying so (and a note)."""
 ORPHANED = "orphaned"
+CHUNKS_PER_WORKER = 4
+MIN_DATASETS_PER_STATEMENT = 500
+MAX_DATASETS_PER_STATEMENT = 10_000
 INTELLIGENT_TIERING = "INTELLIGENT_TIERING"
 
 
@@ -322,26 +325,8 @@ class Report:
 
 @collector.paused()  # hundreds of thousands of rows: see lineagegraph.collector
 def run_report(store: GraphStore, options: ReportOptions) -> Report:
-    """Query the graph, price what it returns and build the report.
-
-    Two statements: the objects consumed on their own (few) first, so that the sums over every
-    object can look a dataset's up by urn instead of searching for it.
-    """
-    window = {"as_of": options.as_of, "since": options.since}
-    touched = store.read("orphans_consumed_objects", window)
-    records = store.read(
-        "orphans_usage",
-        {
-            **window,
-            "touched": touched,
-            "buckets": list(options.buckets),
-            "include_deleted": options.include_deleted,
-            "with_consumed": options.kind == "cost",
-            "by_object": options.by == "object",
-            "exclude": [glob.program for glob in options.excludes],
-            "small": SMALL_OBJECT_BYTES,
-        },
-    )
+    """Query the graph (usage_records), price what it returns and build the report."""
+    records = usage_records(store, options)
     if not records:
         require_assets(store, "orphans_any_file", "S3 objects", "s3")
     usages = [Usage.of(r["storage_class"], tally_of(r), options.prices) for r in records]
@@ -373,6 +358,89 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
         warnings=warnings,
         notes=_tier_notes(usages) + _rollup_notes(records, options),
     )
+
+
+def usage_records(
+    store: GraphStore, options: ReportOptions, *, per_statement: int | None = None
+) -> list[dict[str, Any]]:
+    """The rows of cypher/orphans_usage.cypher for the report `options` asks for, in its order.
+
+    Consumption is settled per dataset here: one scan of the consuming edges
+    (orphans_consumed_assets, few rows) and of the datasets (orphans_datasets), then dict
+    look-ups of each dataset's ancestors, cheaper than looking them up in the graph once per
+    dataset and ancestor. Only the datasets the report needs are walked (the orphan report skips
+    covered ones), in chunks of whole datasets (`per_statement` each, else see `_chunk_size`)
+    that the store reads `reads_at_once` at a time: the rows come back in the same order.
+    """
+    window = {"as_of": options.as_of, "since": options.since}
+    consumed = _consumed_assets(store.read("orphans_consumed_assets", window))
+    own: dict[str, list[dict[str, Any]]] = {}
+    for urn, asset in consumed.items():
+        if asset["dataset"] is not None:
+            own.setdefault(asset["dataset"], []).append(
+                {"urn": urn, "live": asset["live"], "last": asset["last"]}
+            )
+    datasets = []
+    for row in store.read("orphans_datasets", {"buckets": list(options.buckets)}):
+        hits = [consumed[a] for a in ancestors(row["dataset"]) if a in consumed]
+        covered = any(hit["live"] for hit in hits)
+        if covered and options.kind != "cost":
+            continue  # nothing of it is orphaned
+        reads = [hit["last"] for hit in hits if hit["last"] is not None]
+        datasets.append(
+            {
+                "dataset": row["dataset"],
+                "bucket": row["dataset"].split("/")[2],
+                "covered": covered,
+                "last": max(reads, default=None),
+                "own": own.get(row["dataset"], []),
+            }
+        )
+    statement = {
+        "as_of": options.as_of,
+        "include_deleted": options.include_deleted,
+        "with_consumed": options.kind == "cost",
+        "by_object": options.by == "object",
+        "exclude": [glob.program for glob in options.excludes],
+        "small": SMALL_OBJECT_BYTES,
+    }
+    size = per_statement or _chunk_size(len(datasets), store.reads_at_once)
+    parts = [{**statement, "datasets": part} for part in chunks(datasets, size)]
+    return [row for rows in store.read_each("orphans_usage", parts) for row in rows]
+
+
+def _consumed_assets(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The rows of orphans_consumed_assets per asset: consumed in the window when any of its
+    edges is (`live`), read last at the latest of theirs (`last`)."""
+    assets: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        seen = assets.get(row["urn"])
+        if seen is None:
+            assets[row["urn"]] = {**row, "live": bool(row["live"])}
+            continue
+        seen["live"] = seen["live"] or bool(row["live"])
+        if row["last"] is not None and (seen["last"] is None or row["last"] > seen["last"]):
+            seen["last"] = row["last"]
+    return assets
+
+
+def ancestors(urn: str) -> list[str]:
+    """The urns a consuming edge of which covers this dataset: its bucket's, each one above it,
+    its own (containment stops at segments), built as the graph builds S3 urns.
+
+    >>> ancestors("s3://b/raw/orders")
+    ['s3://b', 's3://b/raw', 's3://b/raw/orders']
+    """
+    parts = urn.split("/")
+    return ["s3://" + "/".join(parts[2:n]) for n in range(3, len(parts) + 1)]
+
+
+def _chunk_size(datasets: int, workers: int) -> int:
+    """Datasets per statement: a few statements per worker, so one slow chunk (a dataset of
+    millions of objects) leaves the others busy, but none bigger than MAX_DATASETS_PER_STATEMENT
+    (its parameters) nor smaller than MIN_DATASETS_PER_STATEMENT (a statement's own cost)."""
+    even = -(-datasets // (CHUNKS_PER_WORKER * max(1, workers)))
+    return max(MIN_DATASETS_PER_STATEMENT, min(MAX_DATASETS_PER_STATEMENT, even))
 
 
 def tally_of(record: dict[str, Any]) -> Tally:

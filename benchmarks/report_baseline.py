@@ -1,0 +1,49 @@
+"""The orphan and cost reports' graph reads as they were before consumption was settled in
+Python: the objects consumed on their own (baseline_orphans_consumed_objects.cypher), then one
+statement that looked every dataset's ancestors up in the graph by urn and walked the objects
+(baseline_orphans_usage.cypher). The report benchmarks time it against the shipped reports in the
+same run and check that both give the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.reports import orphans
+from lineagegraph.reports.pricing import SMALL_OBJECT_BYTES
+
+HERE = Path(__file__).resolve().parent
+CONSUMED = (HERE / "baseline_orphans_consumed_objects.cypher").read_text()
+USAGE = (HERE / "baseline_orphans_usage.cypher").read_text()
+
+
+def ancestor_lookups(store: GraphStore, options: orphans.ReportOptions) -> list[dict[str, Any]]:
+    """orphans.usage_records as it was: two statements, the second one over every dataset."""
+    window = {"as_of": options.as_of, "since": options.since}
+    touched = store.execute(CONSUMED, window, write=False).records()
+    params = {
+        **window,
+        "touched": touched,
+        "buckets": list(options.buckets),
+        "include_deleted": options.include_deleted,
+        "with_consumed": options.kind == "cost",
+        "by_object": options.by == "object",
+        "exclude": [glob.program for glob in options.excludes],
+        "small": SMALL_OBJECT_BYTES,
+    }
+    return store.execute(USAGE, params, write=False).records()
+
+
+@contextmanager
+def baseline() -> Iterator[None]:
+    """Within it, run_report fetches its rows the old way."""
+    shipped = orphans.usage_records
+    orphans.usage_records = ancestor_lookups  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        orphans.usage_records = shipped
