@@ -53,14 +53,10 @@ def test_csv_report_with_url_encoded_keys(
     got = files(store, source)
     assert set(got) == set(KEYS)  # decoded: '+' was a space, %2B a plus, %25 a percent
     f = got[KEYS[1]]
-    assert (f["size"], f["storage_class"], f["etag"]) == (
-        20,
-        "STANDARD_IA",
-        "0cc175b9c0f1b6a831c399e269772661",
-    )
+    assert (f["size"], f["storage_class"]) == (20, "STANDARD_IA")
     assert f["last_modified"] == 1_717_199_941_000  # 2024-05-31T23:59:01Z
     assert f["first_seen"] == f["last_seen"] == T0  # seen when the report was taken
-    assert got[KEYS[2]]["etag"] == "abc"
+    assert all("etag" not in f for f in got.values())  # the inventory has it; no query reads it
     sales = datasets(store, source)[f"s3://{source}/sales"]
     assert (sales["objects"], sales["bytes"], sales["bytes_STANDARD_IA"]) == (2, 30, 20)
     run = run_of(store, report.run_id)

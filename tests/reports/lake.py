@@ -45,7 +45,6 @@ class Lake:
             "size": size,
             "storage_class": storage_class,
             "last_modified": modified,
-            "etag": f"e{size}",
         }
         self.items += [
             Asset(dataset, "Dataset", "s3", name_of(dataset), seen, {"bucket": bucket}),

@@ -88,13 +88,13 @@ _UNREACHABLE = (
 
 @dataclass(frozen=True, slots=True)
 class S3Object:
-    """One listed object, as S3 reports it (times in epoch ms, ETag without quotes; the
-    Intelligent-Tiering access tier only from an inventory that has the field)."""
+    """One listed object, as S3 reports it (times in epoch ms; the Intelligent-Tiering access
+    tier only from an inventory that has the field). No ETag: no query reads it, and it cost
+    ~50 B per object in the embedded store (benchmarks/bench_file_node.py)."""
 
     key: str
     size: int
     last_modified: int | None
-    etag: str | None
     storage_class: str = STANDARD
     access_tier: str | None = None
 
@@ -282,12 +282,10 @@ def describe_error(exc: BaseException, what: str, bucket: str, key: str, endpoin
 
 def listed_object(entry: dict[str, Any]) -> S3Object:
     """An S3Object from a ListObjectsV2 `Contents` entry."""
-    etag = entry.get("ETag")
     return S3Object(
         key=entry["Key"],
         size=int(entry["Size"]),
         last_modified=int(entry["LastModified"].timestamp() * 1000),
-        etag=etag.strip('"') if etag else None,
         storage_class=entry.get("StorageClass") or STANDARD,
     )
 
@@ -371,7 +369,7 @@ class FileWriter:
             self._files[urn] = {
                 "urn": urn, "dataset": dataset, "name": name_of(urn), "size": obj.size,
                 "storage_class": obj.storage_class, "last_modified": obj.last_modified,
-                "etag": obj.etag, "access_tier": obj.access_tier, "seen": page.seen,
+                "access_tier": obj.access_tier, "seen": page.seen,
             }  # fmt: skip
         counts["objects"] = self.stats.objects
         counts["bytes"] = self.stats.bytes

@@ -345,13 +345,11 @@ def _object(row: dict[str, Any], manifest: Manifest, prefix: str) -> S3Object | 
     size = row["size"]
     if type(size) is not int or size < 0:
         raise BadRow(f"Size {size!r} is not a number of bytes")
-    etag = row.get("e_tag")
     storage_class = row.get("storage_class") or STANDARD
     return S3Object(
         key=key,
         size=size,
         last_modified=row.get("last_modified_date"),
-        etag=etag.strip('"') if etag else None,
         storage_class=storage_class,
         access_tier=_access_tier(row) if storage_class == INTELLIGENT_TIERING else None,
     )
@@ -408,7 +406,6 @@ def _csv_row(fields: list[str], columns: tuple[str, ...]) -> dict[str, Any]:
         "key": key,
         "size": int(size),
         "last_modified_date": _iso_ms(raw.get("last_modified_date")),
-        "e_tag": raw.get("e_tag") or None,
         "storage_class": raw.get("storage_class") or None,
         "intelligent_tiering_access_tier": raw.get("intelligent_tiering_access_tier") or None,
         "is_latest": _flag(raw.get("is_latest")),
@@ -446,7 +443,7 @@ def _parquet_rows(path: Path, where: str, batch_size: int) -> Iterator[tuple[int
         raise HarvestError(
             f"reading the Parquet inventory {where} needs pyarrow: pip install pyarrow"
         ) from None
-    wanted = ("bucket", "key", "size", "last_modified_date", "e_tag", "storage_class",
+    wanted = ("bucket", "key", "size", "last_modified_date", "storage_class",
               "intelligent_tiering_access_tier", "is_latest", "is_delete_marker")  # fmt: skip
     number = 0
     try:
