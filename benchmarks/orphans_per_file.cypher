@@ -4,7 +4,7 @@
 // default exclusions; present objects. Params: root (`s3://bucket/`), as_of, since.
 MATCH (f:File)-[:PART_OF]->(d:Dataset)
 WHERE f.urn STARTS WITH $root AND f.first_seen <= $as_of AND f.deleted_at IS NULL
-WITH f, d, substring(f.urn, size($root)) AS key
+WITH f, d, substring(f.urn, size($root), size(f.urn) - size($root)) AS key
 WHERE NOT (key = '_SUCCESS' OR key ENDS WITH '/_SUCCESS'
            OR key STARTS WITH '_temporary/' OR key CONTAINS '/_temporary/')
 WITH f, [f.urn] + reduce(urns = [], part IN split(d.urn, '/')[2..] |

@@ -25,7 +25,9 @@ MATCH (f)-[:PART_OF|ROLLUP_OF]->(d)
 WHERE f.first_seen <= $as_of
   AND (($include_deleted AND f:File) OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
 // An object's key is its urn after `s3://bucket/` (the :File stores it once, in the urn).
-WITH d, bucket, own, covered, dataset_last, f, substring(f.urn, key_at) AS key
+// Every substring() here gives its length: FalkorDB 4.16 counts a missing one in bytes and then
+// walks that many characters, past the end of a string holding any multi-byte character.
+WITH d, bucket, own, covered, dataset_last, f, substring(f.urn, key_at, size(f.urn) - key_at) AS key
 WITH d, bucket, f,
      coalesce(f.storage_class, 'STANDARD') + coalesce('/' + f.access_tier, '') AS storage_class,
      reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)
@@ -55,20 +57,28 @@ WITH d, bucket, f,
                OR (size(b.segments[j]) > 1
                    AND s[i + j] STARTS WITH b.segments[j][0]
                    AND s[i + j] ENDS WITH last(b.segments[j])
-                   AND size(reduce(rest = substring(s[i + j], size(b.segments[j][0])),
+                   AND size(reduce(rest = substring(s[i + j], size(b.segments[j][0]),
+                                                    size(s[i + j]) - size(b.segments[j][0])),
                                    piece IN b.segments[j][1..size(b.segments[j]) - 1] |
                                    CASE WHEN rest CONTAINS piece THEN substring(
-                                       rest, size(split(rest, piece)[0]) + size(piece)) END))
+                                       rest, size(split(rest, piece)[0]) + size(piece),
+                                       size(rest) - size(split(rest, piece)[0]) - size(piece))
+                                   END))
                        >= size(last(b.segments[j]))))]) + size(b.segments),
              size(s) + 1))
          + g.rest <= size(s))))) THEN 'excluded'
      ELSE 'orphaned' END AS status
 WHERE $with_consumed OR status = 'orphaned'
+// toInteger: FalkorDB sums integers as a double and sends it with 15 significant digits, which
+// rounds a petabyte; as an integer it is exact up to 2^53 bytes (8 PiB) per row.
 WITH d, bucket, storage_class, status, f:Rollup AS rolled_up,
-     CASE WHEN $by_object AND f:File THEN f.urn END AS object, sum(coalesce(f.objects, 1)) AS objects,
-     sum(coalesce(f.bytes, f.size)) AS bytes,
-     sum(coalesce(f.small_objects, CASE WHEN f.size < $small THEN 1 ELSE 0 END)) AS small_objects,
-     sum(coalesce(f.small_bytes, CASE WHEN f.size < $small THEN f.size ELSE 0 END)) AS small_bytes,
+     CASE WHEN $by_object AND f:File THEN f.urn END AS object,
+     toInteger(sum(coalesce(f.objects, 1))) AS objects,
+     toInteger(sum(coalesce(f.bytes, f.size))) AS bytes,
+     toInteger(sum(coalesce(f.small_objects, CASE WHEN f.size < $small THEN 1 ELSE 0 END)))
+       AS small_objects,
+     toInteger(sum(coalesce(f.small_bytes, CASE WHEN f.size < $small THEN f.size ELSE 0 END)))
+       AS small_bytes,
      min(coalesce(f.oldest_modified, f.last_modified)) AS oldest_modified,
      max(coalesce(f.newest_modified, f.last_modified)) AS newest_modified,
      max(last_read) AS last_read

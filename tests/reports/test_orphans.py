@@ -246,6 +246,37 @@ def test_the_graph_sums_sizes_minimums_and_monitored_objects(lake: Lake) -> None
     assert (glacier.bytes, glacier.billable_bytes, glacier.monitored_objects) == (5, 5, 0)
 
 
+def test_petabyte_sums_come_back_exact(lake: Lake) -> None:
+    """FalkorDB sums integers as a double and sent 15 significant digits: 3 PB + 3 bytes came
+    back as 3 PB. Both the report's sums and a dataset's bytes are exact to the byte."""
+    lake.obj("b", "pb/a", size=3_000_000_000_000_001)
+    lake.obj("b", "pb/b", size=2)
+    lake.write()
+    row = usage(lake.store)["s3://b/pb", "STANDARD", "orphaned"]
+    assert (row["objects"], row["bytes"]) == (2, 3_000_000_000_000_003)
+    assert type(row["bytes"]) is int
+    assert report(lake.store).totals["bytes"] == 3_000_000_000_000_003
+    [dataset] = lake.store.read("s3_dataset_rollup", {"datasets": ["s3://b/pb"]})
+    assert dataset["bytes"] == 3_000_000_000_000_003
+
+
+def test_keys_with_multibyte_characters_match_exclusions_whole(lake: Lake) -> None:
+    """FalkorDB's substring() without a length walked past the end of a string holding
+    multi-byte characters, so the key came back short ('é..éa..' for 'é..éa../a') depending on
+    the memory after it; this sequence of reports reproduced it on a fresh store."""
+    for bucket, key, glob, want in [
+        ("m0", "aééb/", "**/", "excluded"),
+        ("m1", "ab/", "**/", "excluded"),
+        ("m2", "é..éa../a", "**/a", "excluded"),
+        ("m3", "x/ü*ü/y", "x/*ü/y", "excluded"),
+        ("m4", "é..éa../a", "**/b", "orphaned"),
+    ]:
+        lake.obj(bucket, key, size=1)
+        lake.write()
+        found = usage(lake.store, buckets=[bucket], excludes=exclusion_globs([glob]))
+        assert [status for (_, _, status) in found] == [want], (key, glob)
+
+
 def test_report_costs_are_the_priced_graph_sums(lake: Lake) -> None:
     lake.obj("b", "big/x", size=10 * GB)
     lake.obj("b", "cold/x", size=GB, storage_class="DEEP_ARCHIVE")
