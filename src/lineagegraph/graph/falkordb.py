@@ -109,7 +109,9 @@ class FalkorDBStore(GraphStore):
         """init_schema unless the graph exists and its marker (a key beside it) names the
         current schema: two reads, so opening a store never queues a write behind a running
         ingest. Returns whether the graph is new."""
-        new = self._graph.name not in self._db.list_graphs()
+        # EXISTS, a plain key look-up, not GRAPH.LIST: a new server that had answered GRAPH.LIST
+        # was twice seen to hang on its first graph (FalkorDB 4.16's global lock miscounted).
+        new = not self._db.connection.exists(self._graph.name)
         marker = self._db.connection.get(self._schema_key)  # text: the client decodes replies
         if new or marker != _current_schema():
             self.init_schema()
