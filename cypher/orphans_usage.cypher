@@ -26,8 +26,10 @@ WHERE f.first_seen <= $as_of
   AND (($include_deleted AND f:File) OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
 // An object's key is its urn after `s3://bucket/` (the :File stores it once, in the urn).
 // Every substring() here gives its length: FalkorDB 4.16 counts a missing one in bytes and then
-// walks that many characters, past the end of a string holding any multi-byte character.
-WITH d, bucket, own, covered, dataset_last, f, substring(f.urn, key_at, size(f.urn) - key_at) AS key
+// walks that many characters, past the end of a string holding any multi-byte character. A
+// roll-up has no urn (and no key): a null length is a type error.
+WITH d, bucket, own, covered, dataset_last, f,
+     CASE WHEN f.urn IS NOT NULL THEN substring(f.urn, key_at, size(f.urn) - key_at) END AS key
 WITH d, bucket, f,
      coalesce(f.storage_class, 'STANDARD') + coalesce('/' + f.access_tier, '') AS storage_class,
      reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)

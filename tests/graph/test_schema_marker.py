@@ -5,8 +5,14 @@ server itself (INFO commandstats)."""
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
 from pathlib import Path
 
+import pytest
+
+from lineagegraph.graph import falkordb as falkordb_store
 from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
 from lineagegraph.graph.statements import schema_statements
 from lineagegraph.graph.store import open_store
@@ -65,3 +71,32 @@ def test_a_dropped_graph_gets_its_schema_again(tmp_path: Path) -> None:
         store.drop()
     with open_embedded(tmp_path) as store:
         assert len(indexed(store)) == len(schema_statements("falkordb"))
+
+
+def test_a_new_graph_the_server_never_answers_gets_a_new_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """FalkorDB 4.16 has, rarely, never answered a new graph's first statement. Simulated here by
+    stopping the server (SIGSTOP) just before it: the open kills it, starts a new one, makes the
+    schema and goes on; nothing waits for ever."""
+    monkeypatch.setattr(falkordb_store, "NEW_GRAPH_ANSWER_S", 1.0)
+    make_schema = FalkorDBStore.init_schema
+    stopped: list[int] = []
+
+    def hanging(store: FalkorDBStore) -> None:
+        if not stopped:
+            stopped.append(int((tmp_path / "server.pid").read_text()))
+            os.kill(stopped[0], signal.SIGSTOP)
+        make_schema(store)
+
+    monkeypatch.setattr(FalkorDBStore, "init_schema", hanging)
+    with caplog.at_level(logging.WARNING), open_embedded(tmp_path) as store:
+        assert len(indexed(store)) == len(schema_statements("falkordb"))
+        store.execute("CREATE (:Asset {urn: 'x'})", write=True)
+        assert store.execute("MATCH (a:Asset) RETURN a.urn", write=False).rows == [["x"]]
+        assert store._server.server_pid() != stopped[0]
+    assert "did not answer a new graph's first statement within 1 s" in caplog.text
+    state = Path(f"/proc/{stopped[0]}/stat")
+    assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    with open_embedded(tmp_path) as again:  # the data the new server took is kept
+        assert again.execute("MATCH (a:Asset) RETURN a.urn", write=False).rows == [["x"]]

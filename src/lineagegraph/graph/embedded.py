@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import signal
 import stat
 import subprocess
 import time
@@ -42,6 +43,7 @@ AOF_MANIFEST = f"{AOF_DIR}/appendonly.aof.manifest"
 LOG_FILE = "falkordb.log"
 SOCKET_FILE = "falkordb.sock"
 SERVER_LOCK = "server.lock"
+PID_FILE = "server.pid"
 REWRITE_LEFTOVERS = "temp-rewriteaof-*.aof"
 START_TIMEOUT_S = 15.0
 LOAD_TIMEOUT_S = 1800.0
@@ -111,6 +113,21 @@ class EmbeddedServer:
     def server_pid(self) -> int:
         """The live server's process id (for tests and benchmarks)."""
         return int(self.client().info("server")["process_id"])
+
+    def kill(self) -> None:
+        """SIGKILL the live server, one that no longer answers (what it acknowledged is in its
+        fsynced append-only file), and wait until the kernel has let its lock go."""
+        try:
+            pid = int((self.data_dir / PID_FILE).read_text())
+            os.kill(pid, signal.SIGKILL)
+        except (OSError, ValueError) as exc:
+            raise StoreError(
+                f"cannot stop the embedded server in {self.data_dir} that stopped answering: "
+                f"{exc}" + self._log_tail()
+            ) from None
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while self._server_lives() and time.monotonic() < deadline:
+            time.sleep(0.05)
 
     def client(self) -> redis.Redis:
         """A plain client of the server (for control commands and tests)."""
@@ -219,6 +236,7 @@ class EmbeddedServer:
             "--port", "0",
             "--unixsocket", SOCKET_FILE,
             "--unixsocketperm", "700",
+            "--pidfile", PID_FILE,
             "--dir", ".",
             "--dbfilename", DB_FILE,
             "--save", "",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
+import logging
+import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -28,6 +30,11 @@ LEGACY_UNIQUE_KEYS = (
     ("Column", "urn"),
     ("HarvestRun", "id"),
 )
+log = logging.getLogger(__name__)
+NEW_GRAPH_ANSWER_S = 30.0
+"""A new graph's schema takes milliseconds. FalkorDB 4.16 has, rarely (twice in thousands of new
+stores), never answered the first statement of a new graph: its global lock's reader count had
+gone below zero. After this long the store kills its server and starts it again, once."""
 # Bump when init_schema's own steps change (the schema file's changes are seen by themselves).
 SCHEMA_STEPS = 1
 
@@ -40,14 +47,9 @@ class FalkorDBStore(GraphStore):
         self.batch_size = settings.batch_size
         self.location = str(settings.data_dir)
         self._server = EmbeddedServer(settings.data_dir, appendfsync=appendfsync)
-        socket_path = self._server.acquire()
+        self._schema_key = f"lineagegraph:schema:{settings.graph_name}"
         try:
-            self._db = FalkorDB(unix_socket_path=socket_path)
-            self._graph = self._db.select_graph(settings.graph_name)
-            self._schema_key = f"lineagegraph:schema:{settings.graph_name}"
-            # The server runs read queries on a pool of this many threads (one per core), and
-            # the client's connection pool gives each reading thread its own connection.
-            self.reads_at_once = int(self._db.config_get("THREAD_COUNT"))
+            self._connect(self._server.acquire(), settings.graph_name)
             # A new store is ready to use (reads on a missing graph fail); an older one loses
             # the unique constraints that crash the server.
             if self._ensure_schema():
@@ -55,6 +57,13 @@ class FalkorDBStore(GraphStore):
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
+
+    def _connect(self, socket_path: str, graph_name: str) -> None:
+        self._db = FalkorDB(unix_socket_path=socket_path)
+        self._graph = self._db.select_graph(graph_name)
+        # The server runs read queries on a pool of this many threads (one per core), and
+        # the client's connection pool gives each reading thread its own connection.
+        self.reads_at_once = int(self._db.config_get("THREAD_COUNT"))
 
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
         return self._run(QUERY_CMD if write else RO_QUERY_CMD, self._encode(text, params))
@@ -113,9 +122,41 @@ class FalkorDBStore(GraphStore):
         # was twice seen to hang on its first graph (FalkorDB 4.16's global lock miscounted).
         new = not self._db.connection.exists(self._graph.name)
         marker = self._db.connection.get(self._schema_key)  # text: the client decodes replies
-        if new or marker != _current_schema():
+        if new:
+            self._watched(self.init_schema)
+        elif marker != _current_schema():
             self.init_schema()
         return new
+
+    def _watched(self, step: Callable[[], None]) -> None:
+        """Run `step` (a new graph's first statements); if the server has not answered within
+        NEW_GRAPH_ANSWER_S, kill it, start it again and run `step` once more."""
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                step()
+            except BaseException as exc:  # handed to the caller's thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=run, name="lineagegraph-new-graph", daemon=True)
+        worker.start()
+        worker.join(NEW_GRAPH_ANSWER_S)
+        if not worker.is_alive():
+            if failure:
+                raise failure[0]
+            return
+        log.warning(
+            "the embedded server in %s did not answer a new graph's first statement within "
+            "%.0f s (a FalkorDB 4.16 fault); restarting it",
+            self.location,
+            NEW_GRAPH_ANSWER_S,
+        )
+        self._server.kill()
+        worker.join()  # its statement fails now that the server is gone
+        self._server.release()
+        self._connect(self._server.acquire(), self._graph.name)
+        step()
 
     def init_schema(self) -> None:
         """Create the indexes MERGE looks keys up in; drop an older store's unique constraints;
