@@ -86,12 +86,14 @@ def write_lineage(store: GraphStore, bucket: str) -> None:
     writer.flush()
 
 
-def report(store: GraphStore, buckets: Sequence[str], kind: Any, by: str) -> Report:
+def report(
+    store: GraphStore, buckets: Sequence[str], kind: Any, by: str, sort: str = "cost"
+) -> Report:
     return run_report(
         store,
         ReportOptions(kind=kind, as_of=AS_OF, lookback_days=90, excludes=exclusion_globs(),
                       prices=load_prices(), price_table=default_price_table(),
-                      buckets=buckets, by=by, top_n=100),
+                      buckets=buckets, by=by, top_n=100, sort=sort),
     )  # fmt: skip
 
 
@@ -215,6 +217,13 @@ def check_object_rows(
     assert not any("per-object detail" in note for note in per_object.notes)
     [note] = [note for note in from_rollups.notes if "no per-object detail" in note]
     assert all(bucket in note for bucket in halves["b"]) and "without --spark" in note
+    if kind == "orphans":  # roll-ups sort by their oldest object's date; no date: last
+        oldest = report(store, halves["b"], kind, "object", sort="oldest")
+        at = oldest.columns.index("oldest_modified")
+        dates = [row[at] for row in from_rollups.rows]
+        assert [row[at] for row in oldest.rows] == sorted(dates, key=lambda d: (d is None, d))
+        assert sorted(map(str, oldest.rows)) == sorted(map(str, from_rollups.rows))
+        assert note in oldest.notes and oldest.totals == from_rollups.totals
     if kind == "cost":  # the object read on its own stays an object in the roll-up scope
         one = f"s3://{halves['b'][0]}/raw/1.csv"
         assert [row[-1] for row in from_rollups.rows if row[2] == one] == ["object"]

@@ -326,6 +326,30 @@ def test_rows_roll_up_and_rank_by_cost(lake: Lake) -> None:
     assert ranked.totals["monthly_usd"] == sum(r["monthly_usd"] for r in rows(fine))
 
 
+def test_sort_oldest_lists_the_oldest_objects_first(lake: Lake) -> None:
+    """`sort="oldest"`: rows by oldest last-modified; the same date ranks by cost, then name;
+    the top datasets stay ranked by cost; nothing but the order changes."""
+    lake.obj("b", "old/a.csv", size=GB, modified=T0 - 400 * DAY)
+    lake.obj("b", "old/b.csv", size=2 * GB, modified=T0 - 400 * DAY)
+    lake.obj("b", "new/x.csv", size=9 * GB, modified=T0 - 2 * DAY)
+    lake.obj("c", "mid/y.csv", size=GB, modified=T0 - 90 * DAY, storage_class="GLACIER")
+    lake.write()
+    by_cost = report(lake.store, by="object")
+    oldest = report(lake.store, by="object", sort="oldest")
+    assert [r["object"] for r in rows(oldest)] == [
+        "s3://b/old/b.csv",  # 400 days, the larger of the two
+        "s3://b/old/a.csv",
+        "s3://c/mid/y.csv",
+        "s3://b/new/x.csv",
+    ]
+    assert rows(by_cost)[0]["object"] == "s3://b/new/x.csv"  # the most expensive
+    assert sorted(map(str, oldest.rows)) == sorted(map(str, by_cost.rows))
+    assert oldest.top_rows == by_cost.top_rows and oldest.totals == by_cost.totals
+    dated = [r["oldest_modified"] for r in rows(report(lake.store, sort="oldest"))]
+    assert dated == sorted(dated) and len(dated) == 3  # per dataset and class too
+    assert "rows: oldest last-modified first" in oldest.render("table")
+
+
 def test_cost_report_splits_orphaned_from_consumed(lake: Lake) -> None:
     lake.obj("b", "read/x.csv", size=GB)
     lake.obj("b", "read/_SUCCESS", size=0)

@@ -77,6 +77,10 @@ def test_cost_csv_by_query_or_accept_header(lake_server: Server) -> None:
     assert by_query.text.strip() == printed.strip()
     top = lake_server.get("/api/v1/cost", as_of=AS_OF, top="1").json()
     assert len(top["top_datasets"]) == 1 and top["report"] == "cost"
+    oldest = lake_server.get("/api/v1/orphans", as_of=AS_OF, by="object", sort="oldest").json()
+    printed = cli_output(lake_server, "orphans", "--as-of", AS_OF, "--by", "object", "--sort",
+                         "oldest", "--format", "json")  # fmt: skip
+    assert oldest == json.loads(printed) and oldest["sort"] == "oldest"
 
 
 @pytest.mark.parametrize(
@@ -86,6 +90,7 @@ def test_cost_csv_by_query_or_accept_header(lake_server: Server) -> None:
         ({"lookback_days": "0"}, "lookback_days must be an integer from 1 to 36500 (got '0')"),
         ({"top": "x"}, "top must be an integer from 1 to 100000 (got 'x')"),
         ({"by": "owner"}, "by must be one of dataset-class, dataset, bucket, class"),
+        ({"sort": "size"}, "sort must be one of cost, oldest (got 'size')"),
         ({"format": "xml"}, "format must be json or csv (got 'xml')"),
         ({"include_deleted": "maybe"}, "include_deleted must be true or false (got 'maybe')"),
         ({"buckets": "lake"}, "unknown query parameter 'buckets'"),

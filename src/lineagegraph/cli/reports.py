@@ -11,7 +11,14 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.lineage import emit, read_store
 from lineagegraph.output import FORMATS
-from lineagegraph.reports.orphans import GROUPINGS, Kind, build_options, parse_time, run_report
+from lineagegraph.reports.orphans import (
+    GROUPINGS,
+    ORDERS,
+    Kind,
+    build_options,
+    parse_time,
+    run_report,
+)
 
 pass_app = click.make_pass_decorator(App)
 
@@ -69,6 +76,15 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "rows stay per class, marked harvested_as rollup, and a note names it).",
         ),
         click.option(
+            "--sort",
+            type=click.Choice(ORDERS),
+            default="cost",
+            show_default=True,
+            help="Order of the rows: most expensive first, or oldest last-modified first "
+            "(with --by object: the oldest objects; a roll-up row's date is its oldest "
+            "object's). The top datasets stay ranked by cost.",
+        ),
+        click.option(
             "--top",
             type=click.IntRange(min=1),
             metavar="N",
@@ -101,6 +117,7 @@ def _report(app: App, kind: Kind, fmt: str, output: Path | None, **flags: Any) -
         app.settings.reports, kind, as_of=flags["as_of"], lookback_days=flags["lookback_days"],
         exclude=flags["exclude"], buckets=flags["bucket"],
         include_deleted=flags["include_deleted"], by=flags["by"], top=flags["top"],
+        sort=flags["sort"],
     )  # fmt: skip
     with read_store(app) as store:
         report = run_report(store, options)

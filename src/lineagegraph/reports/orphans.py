@@ -50,6 +50,9 @@ GROUPINGS: dict[str, tuple[str, ...]] = {
 """Report rows per these keys. `object` rows are single :File objects; a scope harvested as
 inventory roll-ups (`harvest s3-inventory --spark`) has no objects to list, so its rows there
 are its roll-ups, with no object and `harvested_as` saying so (and a note)."""
+ORDERS = ("cost", "oldest")
+"""How report rows are ordered: most expensive first, or oldest last-modified first (with
+`--by object`, the oldest objects; a roll-up row's date is its oldest object's)."""
 ORPHANED = "orphaned"
 CHUNKS_PER_WORKER = 4
 MIN_DATASETS_PER_STATEMENT = 500
@@ -71,6 +74,7 @@ class ReportOptions:
     include_deleted: bool = False
     by: str = "dataset-class"
     top_n: int = 10
+    sort: str = "cost"  # one of ORDERS
 
     @property
     def since(self) -> int:
@@ -88,6 +92,7 @@ def build_options(
     include_deleted: bool = False,
     by: str = "dataset-class",
     top: int | None = None,
+    sort: str = "cost",
 ) -> ReportOptions:
     """The options of a report: what is given, else [reports] settings, else the defaults
     (now, the shipped price table); `exclude` adds to the default and configured globs."""
@@ -103,6 +108,7 @@ def build_options(
         include_deleted=include_deleted,
         by=by,
         top_n=top or settings.top_n,
+        sort=sort,
     )
 
 
@@ -276,6 +282,8 @@ class Report:
             about.append(f"buckets: {', '.join(o.buckets)}")
         if o.include_deleted:
             about.append("deleted objects included")
+        if o.sort == "oldest":
+            about.append("rows: oldest last-modified first")
         about += self.notes
         table = fmt == "table"
         total = _total_line(self.totals)
@@ -307,6 +315,7 @@ class Report:
             "since": iso(o.since),
             "lookback_days": o.lookback_days,
             "by": o.by,
+            "sort": o.sort,
             "excludes": [g.text for g in o.excludes],
             "buckets": list(o.buckets),
             "include_deleted": o.include_deleted,
@@ -337,7 +346,7 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     everything = _Sums()
     for sums in by_dataset.values():
         everything.add(sums)
-    rows, datasets = _rank(by_row), _rank(by_dataset)
+    rows, datasets = _rank(by_row, options.sort), _rank(by_dataset)
     warnings = [
         f"storage class {name!r} ({objects:,} object{'s' * (objects != 1)}) is not in the "
         f"price table {options.price_table}; priced as {options.prices.priced_as(name)[0]}"
@@ -551,11 +560,21 @@ def _roll_up(
     return groups
 
 
-def _rank(groups: dict[tuple[Any, ...], _Sums]) -> list[tuple[tuple[Any, ...], _Sums]]:
-    """Most expensive first; ties by size, then by name, so output is stable (costs share one
+def _rank(
+    groups: dict[tuple[Any, ...], _Sums], sort: str = "cost"
+) -> list[tuple[tuple[Any, ...], _Sums]]:
+    """Most expensive first (`sort` "oldest": oldest last-modified first, rows with no date
+    last, then as by cost); ties by size, then by name, so output is stable (costs share one
     denominator, so comparing numerators is exact); on a tie, a row with no object (a
     roll-up's) last."""
     names = _missing_last if None in chain.from_iterable(groups) else tuple
+    if sort == "oldest":
+        return sorted(
+            groups.items(),
+            key=lambda kv: (
+                kv[1].oldest is None, kv[1].oldest or 0, -kv[1].cost, -kv[1].bytes, names(kv[0])
+            ),
+        )  # fmt: skip
     return sorted(groups.items(), key=lambda kv: (-kv[1].cost, -kv[1].bytes, names(kv[0])))
 
 

@@ -49,6 +49,7 @@ _REPORT = (
     _query("bucket", "only this bucket (repeatable)"),
     _query("include_deleted", "true: also count soft-deleted objects", kind="boolean"),
     _query("by", "rows per dataset-class (default), dataset, bucket, class or object"),
+    _query("sort", "cost (most expensive first, default) or oldest (oldest last-modified first)"),
     _query("top", "datasets ranked by cost (default 10)", kind="integer"),
     _query("format", "json (the whole report, default) or csv (its rows; also Accept: text/csv)"),
 )

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from lineagegraph.reports.orphans import (
     GROUPINGS,
+    ORDERS,
     Kind,
     ReportOptions,
     build_options,
@@ -23,8 +24,8 @@ from lineagegraph.serve.guard import error
 from lineagegraph.serve.reading import answer, flag_param, int_param
 from lineagegraph.settings import Settings
 
-PARAMETERS = ("as_of", "lookback_days", "exclude", "bucket", "include_deleted", "by", "top",
-              "format")  # fmt: skip
+PARAMETERS = ("as_of", "lookback_days", "exclude", "bucket", "include_deleted", "by", "sort",
+              "top", "format")  # fmt: skip
 MAX_LOOKBACK_DAYS = 36_500
 MAX_TOP = 100_000
 CSV = "text/csv; charset=utf-8"
@@ -45,6 +46,9 @@ def report_options(request: Request, settings: Settings, kind: Kind) -> ReportOp
     by = query.get("by", "dataset-class")
     if by not in GROUPINGS:
         raise BadRequest(f"by must be one of {', '.join(GROUPINGS)} (got {by[:40]!r})")
+    sort = query.get("sort", "cost")
+    if sort not in ORDERS:
+        raise BadRequest(f"sort must be one of {', '.join(ORDERS)} (got {sort[:40]!r})")
     lookback, top = (
         int_param(request, name, 0, 1, high) if name in query else None
         for name, high in (("lookback_days", MAX_LOOKBACK_DAYS), ("top", MAX_TOP))
@@ -52,7 +56,7 @@ def report_options(request: Request, settings: Settings, kind: Kind) -> ReportOp
     return build_options(
         settings.reports, kind, as_of=as_of, lookback_days=lookback,
         exclude=query.getlist("exclude"), buckets=query.getlist("bucket"),
-        include_deleted=flag_param(request, "include_deleted"), by=by, top=top,
+        include_deleted=flag_param(request, "include_deleted"), by=by, top=top, sort=sort,
     )  # fmt: skip
 
 
