@@ -27,9 +27,9 @@ WHERE f.first_seen <= $as_of
 // An object's key is its urn after `s3://bucket/` (the :File stores it once, in the urn).
 // Every substring() here gives its length: FalkorDB 4.16 counts a missing one in bytes and then
 // walks that many characters, past the end of a string holding any multi-byte character. A
-// roll-up has no urn (and no key): a null length is a type error.
+// null length is a type error even where the string is null (a roll-up has no urn): coalesce.
 WITH d, bucket, own, covered, dataset_last, f,
-     CASE WHEN f.urn IS NOT NULL THEN substring(f.urn, key_at, size(f.urn) - key_at) END AS key
+     substring(f.urn, key_at, coalesce(size(f.urn) - key_at, 0)) AS key
 WITH d, bucket, f,
      coalesce(f.storage_class, 'STANDARD') + coalesce('/' + f.access_tier, '') AS storage_class,
      reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)
@@ -60,11 +60,12 @@ WITH d, bucket, f,
                    AND s[i + j] STARTS WITH b.segments[j][0]
                    AND s[i + j] ENDS WITH last(b.segments[j])
                    AND size(reduce(rest = substring(s[i + j], size(b.segments[j][0]),
-                                                    size(s[i + j]) - size(b.segments[j][0])),
+                                           coalesce(size(s[i + j]) - size(b.segments[j][0]), 0)),
                                    piece IN b.segments[j][1..size(b.segments[j]) - 1] |
                                    CASE WHEN rest CONTAINS piece THEN substring(
                                        rest, size(split(rest, piece)[0]) + size(piece),
-                                       size(rest) - size(split(rest, piece)[0]) - size(piece))
+                                       coalesce(size(rest) - size(split(rest, piece)[0])
+                                                - size(piece), 0))
                                    END))
                        >= size(last(b.segments[j]))))]) + size(b.segments),
              size(s) + 1))
