@@ -98,27 +98,28 @@ def cli_lake(store: GraphStore, *more_objects: tuple[str, str]) -> None:
     lake.write()
 
 
-def report(
-    store: GraphStore,
+def report_options(
     kind: Kind = "orphans",
     *,
     as_of: int = T0 + DAY,
     lookback_days: int = 90,
     exclude: Sequence[str] = (),
     **options: Any,
-) -> Report:
-    return run_report(
-        store,
-        ReportOptions(
-            kind=kind,
-            as_of=as_of,
-            lookback_days=lookback_days,
-            excludes=exclusion_globs(exclude),
-            prices=load_prices(),
-            price_table=default_price_table(),
-            **options,
-        ),
+) -> ReportOptions:
+    """A report's options as the CLI builds them by default, a day after the lake's listing."""
+    return ReportOptions(
+        kind=kind,
+        as_of=as_of,
+        lookback_days=lookback_days,
+        excludes=exclusion_globs(exclude),
+        prices=load_prices(),
+        price_table=default_price_table(),
+        **options,
     )
+
+
+def report(store: GraphStore, kind: Kind = "orphans", **options: Any) -> Report:
+    return run_report(store, report_options(kind, **options))
 
 
 def rows(result: Report) -> list[dict[str, Any]]:

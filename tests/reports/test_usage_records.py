@@ -3,28 +3,12 @@ then the objects walked in chunks of whole datasets, read in parallel, on each b
 
 from __future__ import annotations
 
-from typing import Any
-
-from lake import DAY, T0, Lake
+from lake import DAY, T0, Lake, report_options
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import Kind, ReportOptions, ancestors, usage_records
-from lineagegraph.reports.pricing import default_price_table, load_prices
+from lineagegraph.reports.orphans import ancestors, usage_records
 
 AS_OF = T0 + DAY
-
-
-def options(kind: Kind, **more: Any) -> ReportOptions:
-    return ReportOptions(
-        kind=kind,
-        as_of=AS_OF,
-        lookback_days=90,
-        excludes=exclusion_globs(),
-        prices=load_prices(),
-        price_table=default_price_table(),
-        **more,
-    )
 
 
 def mixed_lake(lake: Lake) -> None:
@@ -45,13 +29,13 @@ def test_any_chunking_gives_the_rows_of_one_statement_in_its_order(lake: Lake) -
     mixed_lake(lake)
     for kind, by in (("orphans", "dataset-class"), ("cost", "dataset-class"), ("cost", "object")):
         lake.store.reads_at_once = 1
-        whole = usage_records(lake.store, options(kind, by=by), per_statement=10_000)
+        whole = usage_records(lake.store, report_options(kind, by=by), per_statement=10_000)
         assert whole, kind
         for per_statement in (1, 2, 3):
             for reads_at_once in (1, 2):
                 lake.store.reads_at_once = reads_at_once
                 chunked = usage_records(
-                    lake.store, options(kind, by=by), per_statement=per_statement
+                    lake.store, report_options(kind, by=by), per_statement=per_statement
                 )
                 assert chunked == whole, (kind, by, per_statement, reads_at_once)
         # A dataset's rows stay together, datasets in the order of their buckets' names.
@@ -64,7 +48,7 @@ def test_any_chunking_gives_the_rows_of_one_statement_in_its_order(lake: Lake) -
 def test_consumption_is_settled_per_dataset(lake: Lake) -> None:
     mixed_lake(lake)
     found: dict[tuple[str, str], int] = {}
-    for r in usage_records(lake.store, options("cost")):
+    for r in usage_records(lake.store, report_options("cost")):
         key = (r["dataset"], r["status"])
         found[key] = found.get(key, 0) + int(r["objects"])
     assert found[("s3://a/raw/x", "consumed")] == 3  # under the dataset read, its marker too
@@ -73,7 +57,7 @@ def test_consumption_is_settled_per_dataset(lake: Lake) -> None:
     assert found[("s3://b/raw/y", "orphaned")] == 1  # read before the window only
     assert found[("s3://a-b/raw/x", "excluded")] == 1  # its _SUCCESS marker, not consumed
     assert ("s3://a/raw/x", "orphaned") not in found
-    orphans = usage_records(lake.store, options("orphans"))
+    orphans = usage_records(lake.store, report_options("orphans"))
     assert {r["status"] for r in orphans} == {"orphaned"}
     assert not {"s3://a/raw/x", "s3://a/raw/y", "s3://b/raw/x"} & {r["dataset"] for r in orphans}
 
