@@ -118,8 +118,9 @@ class FalkorDBStore(GraphStore):
         """init_schema unless the graph exists and its marker (a key beside it) names the
         current schema: two reads, so opening a store never queues a write behind a running
         ingest. Returns whether the graph is new."""
-        # EXISTS, a plain key look-up, not GRAPH.LIST: a new server that had answered GRAPH.LIST
-        # was twice seen to hang on its first graph (FalkorDB 4.16's global lock miscounted).
+        # EXISTS, a plain key look-up, rather than GRAPH.LIST, which walks FalkorDB's list of
+        # graphs under the global lock found miscounted when a new graph hung (see
+        # NEW_GRAPH_ANSWER_S); whether GRAPH.LIST had a part in that is not known.
         new = not self._db.connection.exists(self._graph.name)
         marker = self._db.connection.get(self._schema_key)  # text: the client decodes replies
         if new:
