@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,16 @@ def test_a_new_graph_the_server_never_answers_gets_a_new_server(
     assert not state.exists() or state.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
     with open_embedded(tmp_path) as again:  # the data the new server took is kept
         assert again.execute("MATCH (a:Asset) RETURN a.urn", write=False).rows == [["x"]]
+
+
+def test_a_restart_never_kills_a_server_another_user_started(tmp_path: Path) -> None:
+    """Two commands that waited on the same hung server: the second to give up finds the first
+    already started a new one. It kills only the server it joined (gone now), not the new one."""
+    with open_embedded(tmp_path) as store:
+        live = store._server.server_pid()
+        ended = subprocess.Popen(["true"])
+        ended.wait()
+        store._server._pid = ended.pid  # the server it joined, killed by the other user
+        store._server.kill()
+        assert store._server.server_pid() == live
+        assert store.execute("RETURN 1", write=False).rows == [[1]]

@@ -68,6 +68,7 @@ class EmbeddedServer:
         self.appendfsync = appendfsync
         self._dir_fd: int | None = None
         self._use_lock: int | None = None
+        self._pid: int | None = None  # the server this process joined or started
 
     @property
     def socket_path(self) -> str:
@@ -85,6 +86,7 @@ class EmbeddedServer:
                 joined = self._join_live_server()
                 if not joined:
                     self._start()
+                self._pid = self._read_pid()
         except BaseException:
             self._close_fds()
             raise
@@ -114,19 +116,28 @@ class EmbeddedServer:
         """The live server's process id (for tests and benchmarks)."""
         return int(self.client().info("server")["process_id"])
 
-    def kill(self) -> None:
-        """SIGKILL the live server, one that no longer answers (what it acknowledged is in its
-        fsynced append-only file), and wait until the kernel has let its lock go."""
+    def _read_pid(self) -> int | None:
+        """The live server's pid from its pid file (None: a server of an older version)."""
         try:
-            pid = int((self.data_dir / PID_FILE).read_text())
-            os.kill(pid, signal.SIGKILL)
-        except (OSError, ValueError) as exc:
+            return int((self.data_dir / PID_FILE).read_text())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL the server this process joined, one that no longer answers (what it
+        acknowledged is in its fsynced append-only file), and wait until the kernel has let its
+        lock go. Never another server: one that a second user started after killing this one
+        is left alone."""
+        if self._pid is None:
             raise StoreError(
-                f"cannot stop the embedded server in {self.data_dir} that stopped answering: "
-                f"{exc}" + self._log_tail()
-            ) from None
+                f"cannot stop the embedded server in {self.data_dir} that stopped answering: it "
+                "wrote no pid file; stop its redis-server (its working directory is that "
+                "directory) and run the command again" + self._log_tail()
+            )
+        with contextlib.suppress(ProcessLookupError):  # gone already
+            os.kill(self._pid, signal.SIGKILL)
         deadline = time.monotonic() + STOP_TIMEOUT_S
-        while self._server_lives() and time.monotonic() < deadline:
+        while _running(self._pid) and time.monotonic() < deadline:
             time.sleep(0.05)
 
     def client(self) -> redis.Redis:
@@ -401,6 +412,16 @@ class EmbeddedServer:
             lines = []
         tail = "".join(f"\n  {line}" for line in lines)
         return f"; see {path}" + (f", which ends:{tail}" if tail else "")
+
+
+def _running(pid: int) -> bool:
+    """Whether the process still runs: a dead one (a zombie, too) has closed its files, and so
+    let go of its lock."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat_line.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def _close_to_others(data_dir: Path) -> None:
