@@ -399,7 +399,7 @@ def usage_records(
         datasets.append(
             {
                 "dataset": row["dataset"],
-                "bucket": row["dataset"].split("/")[2],
+                "bucket": bucket_of(row["dataset"]),
                 "covered": covered,
                 "last": max(reads, default=None),
                 "own": own.get(row["dataset"], []),
@@ -431,6 +431,11 @@ def _consumed_assets(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]
         if row["last"] is not None and (seen["last"] is None or row["last"] > seen["last"]):
             seen["last"] = row["last"]
     return assets
+
+
+def bucket_of(urn: str) -> str:
+    """The bucket an S3 urn names: `s3://bucket/...`."""
+    return urn.split("/")[2]
 
 
 def ancestors(urn: str) -> list[str]:
@@ -484,7 +489,7 @@ def _rollup_notes(records: Sequence[dict[str, Any]], options: ReportOptions) -> 
     rolled = sorted({r["dataset"] for r in records if r["rolled_up"]})
     if not rolled:
         return []
-    buckets = sorted({urn.split("/")[2] for urn in rolled})
+    buckets = sorted({bucket_of(urn) for urn in rolled})
     named = ", ".join(rolled[:5]) + (f" and {len(rolled) - 5:,} more" if len(rolled) > 5 else "")
     which = (
         f"the datasets harvested as S3 Inventory roll-ups (harvest s3-inventory --spark): "
@@ -568,14 +573,14 @@ def _rank(
     denominator, so comparing numerators is exact); on a tie, a row with no object (a
     roll-up's) last."""
     names = _missing_last if None in chain.from_iterable(groups) else tuple
-    if sort == "oldest":
-        return sorted(
-            groups.items(),
-            key=lambda kv: (
-                kv[1].oldest is None, kv[1].oldest or 0, -kv[1].cost, -kv[1].bytes, names(kv[0])
-            ),
-        )  # fmt: skip
-    return sorted(groups.items(), key=lambda kv: (-kv[1].cost, -kv[1].bytes, names(kv[0])))
+
+    def by_cost(kv: tuple[tuple[Any, ...], _Sums]) -> tuple[Any, ...]:
+        return -kv[1].cost, -kv[1].bytes, names(kv[0])
+
+    def by_age(kv: tuple[tuple[Any, ...], _Sums]) -> tuple[Any, ...]:
+        return kv[1].oldest is None, kv[1].oldest or 0, *by_cost(kv)
+
+    return sorted(groups.items(), key=by_age if sort == "oldest" else by_cost)
 
 
 def _missing_last(key: tuple[Any, ...]) -> list[tuple[bool, Any]]:
