@@ -1,8 +1,7 @@
-// S3 storage per bucket, dataset, storage class and status ('orphaned', 'consumed', 'excluded')
-// for the orphan and cost reports (docs/orphans.md), tallied for lineagegraph.reports.pricing:
-// objects, bytes, and the objects under $small bytes with their bytes. A dataset's storage is its
-// present objects (:File, harvested per object) and its roll-ups (:Rollup, an S3 Inventory
-// tallied by Spark, with exclusions settled when it was harvested).
+// S3 objects held one by one (:File) per bucket, dataset, storage class and status ('orphaned',
+// 'consumed', 'excluded') for the orphan and cost reports (docs/orphans.md), tallied for
+// lineagegraph.reports.pricing: objects, bytes, and the objects under $small bytes with their
+// bytes. A dataset's roll-ups (an S3 Inventory tallied by Spark) are orphans_rollup_usage's.
 // Consumption comes settled per dataset (few), not per object (many), in $datasets:
 // lineagegraph.reports.orphans.usage_records works it out from orphans_consumed_assets (a dataset
 // is `covered` when an edge consumes it or an asset above it, `last` is the latest read of those,
@@ -10,8 +9,7 @@
 // Params: as_of (epoch ms); datasets (rows {bucket, dataset: urn, covered, last, own: [{urn,
 // live, last}]}, from orphans_datasets); include_deleted, with_consumed (true: every object,
 // false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
-// small (pricing.SMALL_OBJECT_BYTES); by_object (true: a row per :File, its urn in `object`;
-// roll-ups have no objects to name: their rows keep `object` null and say `rolled_up`).
+// small (pricing.SMALL_OBJECT_BYTES); by_object (true: a row per :File, its urn in `object`).
 
 // 1. The datasets given, each with its consumption (see above).
 UNWIND $datasets AS x
@@ -19,24 +17,21 @@ MATCH (d:Asset:Dataset {urn: x.dataset})
 WITH d, x.bucket AS bucket, x.own AS own, x.covered AS covered, x.last AS dataset_last,
      size(x.bucket) + 6 AS key_at  // where keys start in urns: after s3://bucket/
 
-// 2. The present objects and roll-ups of those datasets, each with its status and last read.
-// A roll-up stops counting when a later harvest of its scope replaces it (its deleted_at).
-MATCH (f)-[:PART_OF|ROLLUP_OF]->(d)
+// 2. The present objects of those datasets, each with its status and last read.
+MATCH (f)-[:PART_OF]->(d)
 WHERE f.first_seen <= $as_of
-  AND (($include_deleted AND f:File) OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
+  AND ($include_deleted OR f.deleted_at IS NULL OR f.deleted_at > $as_of)
 // An object's key is its urn after `s3://bucket/` (the :File stores it once, in the urn).
 // Every substring() here gives its length: FalkorDB 4.16 counts a missing one in bytes and then
-// walks that many characters, past the end of a string holding any multi-byte character. A
-// null length is a type error even where the string is null (a roll-up has no urn): coalesce.
+// walks that many characters, past the end of a string holding any multi-byte character.
 WITH d, bucket, own, covered, dataset_last, f,
-     substring(f.urn, key_at, coalesce(size(f.urn) - key_at, 0)) AS key
+     substring(f.urn, key_at, size(f.urn) - key_at) AS key
 WITH d, bucket, f,
      coalesce(f.storage_class, 'STANDARD') + coalesce('/' + f.access_tier, '') AS storage_class,
      reduce(m = dataset_last, x IN own | CASE WHEN x.urn = f.urn AND (m IS NULL OR x.last > m)
                                               THEN x.last ELSE m END) AS last_read,
      CASE WHEN covered OR any(x IN own WHERE x.urn = f.urn AND x.live) THEN 'consumed'
      WHEN f.excluded THEN 'excluded'
-     WHEN f:Rollup THEN 'orphaned'  // its exclusions were settled when it was harvested
      // The exclusion globs: plain string tests for the common shapes, else the block matcher
      // (see lineagegraph.reports.globs); `needle` keeps both off most keys.
      WHEN any(g IN $exclude WHERE key CONTAINS g.needle AND (
@@ -74,18 +69,15 @@ WITH d, bucket, f,
 WHERE $with_consumed OR status = 'orphaned'
 // toInteger: FalkorDB sums integers as a double and sends it with 15 significant digits, which
 // rounds a petabyte; as an integer it is exact up to 2^53 bytes (8 PiB) per row.
-WITH d, bucket, storage_class, status, f:Rollup AS rolled_up,
-     CASE WHEN $by_object AND f:File THEN f.urn END AS object,
-     toInteger(sum(coalesce(f.objects, 1))) AS objects,
-     toInteger(sum(coalesce(f.bytes, f.size))) AS bytes,
-     toInteger(sum(coalesce(f.small_objects, CASE WHEN f.size < $small THEN 1 ELSE 0 END)))
-       AS small_objects,
-     toInteger(sum(coalesce(f.small_bytes, CASE WHEN f.size < $small THEN f.size ELSE 0 END)))
-       AS small_bytes,
-     min(coalesce(f.oldest_modified, f.last_modified)) AS oldest_modified,
-     max(coalesce(f.newest_modified, f.last_modified)) AS newest_modified,
+WITH d, bucket, storage_class, status, CASE WHEN $by_object THEN f.urn END AS object,
+     count(f) AS objects,
+     toInteger(sum(f.size)) AS bytes,
+     count(CASE WHEN f.size < $small THEN f END) AS small_objects,
+     toInteger(sum(CASE WHEN f.size < $small THEN f.size ELSE 0 END)) AS small_bytes,
+     min(f.last_modified) AS oldest_modified,
+     max(f.last_modified) AS newest_modified,
      max(last_read) AS last_read
 RETURN bucket, d.urn AS dataset, object, storage_class, status,
-       rolled_up, objects, bytes, small_objects, small_bytes, oldest_modified, newest_modified,
-       last_read
+       false AS rolled_up, objects, bytes, small_objects, small_bytes, oldest_modified,
+       newest_modified, last_read
 ORDER BY bucket, dataset, object, storage_class, status
