@@ -133,6 +133,11 @@ class _Sums:
     def of(cls, record: dict[str, Any], usage: Usage, cost: int) -> _Sums:
         """The sums of one row of the graph's."""
         orphaned = record["status"] == ORPHANED
+        oldest, newest, last_read = (
+            record["oldest_modified"],
+            record["newest_modified"],
+            record["last_read"],
+        )
         return cls(
             usage.objects,
             usage.bytes,
@@ -140,9 +145,9 @@ class _Sums:
             usage.objects if orphaned else 0,
             usage.bytes if orphaned else 0,
             cost if orphaned else 0,
-            _time(record["oldest_modified"]),
-            _time(record["newest_modified"]),
-            _time(record["last_read"]),
+            None if oldest is None else int(oldest),  # times are epoch ms (inlined: hot)
+            None if newest is None else int(newest),
+            None if last_read is None else int(last_read),
             bool(record["rolled_up"]),
         )
 
@@ -251,10 +256,6 @@ LAYOUT: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
         ),
     ),
 }
-
-
-def _time(value: Any) -> int | None:
-    return None if value is None else int(value)
 
 
 @dataclass
