@@ -23,7 +23,14 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Flow
 from lineagegraph.reports.globs import Glob, compile_glob, exclusion_globs, glob_regex
-from lineagegraph.reports.orphans import ReportOptions, iso, tally_of, usage_records
+from lineagegraph.reports.orphans import (
+    ReportOptions,
+    _rank,
+    _Sums,
+    iso,
+    tally_of,
+    usage_records,
+)
 from lineagegraph.reports.pricing import (
     GB,
     Usage,
@@ -324,6 +331,29 @@ def test_rows_roll_up_and_rank_by_cost(lake: Lake) -> None:
     ]
     assert ranked.totals["objects"] == 6
     assert ranked.totals["monthly_usd"] == sum(r["monthly_usd"] for r in rows(fine))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]),  # a dataset (None: a roll-up's missing object)
+            st.sampled_from(["STANDARD", "GLACIER"]),
+            st.integers(0, 3),  # costs and sizes from few values: many ties
+            st.integers(0, 2),
+        ),
+        unique_by=lambda g: g[:2],
+    )
+)
+def test_rank_orders_by_cost_then_size_then_name(groups: list[tuple[Any, ...]]) -> None:
+    """_rank sorts by cost alone, then each run of equal costs by the whole key: the order is
+    the whole key's, ties and missing names included."""
+    sums = {(name, cls): _Sums(bytes=size, cost=cost) for name, cls, cost, size in groups}
+
+    def whole_key(kv: tuple[tuple[Any, ...], _Sums]) -> tuple[Any, ...]:
+        names = [(v is None, v or "") for v in kv[0]]
+        return -kv[1].cost, -kv[1].bytes, names
+
+    assert _rank(sums) == sorted(sums.items(), key=whole_key)
 
 
 def test_sort_oldest_lists_the_oldest_objects_first(lake: Lake) -> None:
