@@ -345,8 +345,8 @@ def test_rows_roll_up_and_rank_by_cost(lake: Lake) -> None:
     )
 )
 def test_rank_orders_by_cost_then_size_then_name(groups: list[tuple[Any, ...]]) -> None:
-    """_rank sorts by cost alone, then each run of equal costs by the whole key: the order is
-    the whole key's, ties and missing names included."""
+    """Most expensive first, then the largest, then by name (a missing name last): the whole
+    order, ties included."""
     sums = {(name, cls): _Sums(bytes=size, cost=cost) for name, cls, cost, size in groups}
 
     def whole_key(kv: tuple[tuple[Any, ...], _Sums]) -> tuple[Any, ...]:

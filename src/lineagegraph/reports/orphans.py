@@ -614,18 +614,7 @@ def _rank(
     def by_age(kv: tuple[tuple[Any, ...], _Sums]) -> tuple[Any, ...]:
         return kv[1].oldest is None, kv[1].oldest or 0, *by_cost(kv)
 
-    if sort == "oldest":
-        return sorted(groups.items(), key=by_age)
-    # By cost alone first (one integer per row: a fraction of the time of the whole key on
-    # 200,000 rows), then each run of equal costs (few and short) by the whole key.
-    ranked = sorted(groups.items(), key=lambda kv: -kv[1].cost)
-    start = 0
-    for end in range(1, len(ranked) + 1):
-        if end == len(ranked) or ranked[end][1].cost != ranked[start][1].cost:
-            if end - start > 1:
-                ranked[start:end] = sorted(ranked[start:end], key=by_cost)
-            start = end
-    return ranked
+    return sorted(groups.items(), key=by_age if sort == "oldest" else by_cost)
 
 
 def _missing_last(key: tuple[Any, ...]) -> list[tuple[bool, Any]]:
