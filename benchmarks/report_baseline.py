@@ -35,7 +35,10 @@ def ancestor_lookups(store: GraphStore, options: orphans.ReportOptions) -> list[
         "exclude": [glob.program for glob in options.excludes],
         "small": SMALL_OBJECT_BYTES,
     }
-    return store.execute(USAGE, params, write=False).records()
+    records = store.execute(USAGE, params, write=False).records()
+    for record in records:  # the shipped statements name the shape rather than flag it
+        record["harvested_as"] = "rollup" if record.pop("rolled_up") else "object"
+    return records
 
 
 @contextmanager

@@ -9,6 +9,7 @@
 // --include-deleted does not bring it back (its objects live on in the newer roll-ups).
 // Params: as_of (epoch ms); datasets (as orphans_usage's; covered and last are used);
 // with_consumed (true: every roll-up, false: orphaned ones only).
+// Its values are strings, integers and nulls only: read `plain` (GraphStore.read).
 UNWIND $datasets AS x
 MATCH (d:Asset:Dataset {urn: x.dataset})
 // The WITH keeps FalkorDB 4.16 from planning the next MATCH as a scan of every node.
@@ -21,7 +22,7 @@ WITH x, r,
 WHERE $with_consumed OR status = 'orphaned'
 RETURN x.bucket AS bucket, x.dataset AS dataset, null AS object,
        coalesce(r.storage_class, 'STANDARD') + coalesce('/' + r.access_tier, '') AS storage_class,
-       status, true AS rolled_up, r.objects AS objects, r.bytes AS bytes,
+       status, 'rollup' AS harvested_as, r.objects AS objects, r.bytes AS bytes,
        r.small_objects AS small_objects, r.small_bytes AS small_bytes,
        r.oldest_modified AS oldest_modified, r.newest_modified AS newest_modified,
        x.last AS last_read

@@ -10,6 +10,7 @@
 // live, last}]}, from orphans_datasets); include_deleted, with_consumed (true: every object,
 // false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
 // small (pricing.SMALL_OBJECT_BYTES); by_object (true: a row per :File, its urn in `object`).
+// Its values are strings, integers and nulls only: read `plain` (GraphStore.read).
 
 // 1. The datasets given, each with its consumption (see above).
 UNWIND $datasets AS x
@@ -78,6 +79,6 @@ WITH d, bucket, storage_class, status, CASE WHEN $by_object THEN f.urn END AS ob
      max(f.last_modified) AS newest_modified,
      max(last_read) AS last_read
 RETURN bucket, d.urn AS dataset, object, storage_class, status,
-       false AS rolled_up, objects, bytes, small_objects, small_bytes, oldest_modified,
+       'object' AS harvested_as, objects, bytes, small_objects, small_bytes, oldest_modified,
        newest_modified, last_read
 ORDER BY bucket, dataset, object, storage_class, status

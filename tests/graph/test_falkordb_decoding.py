@@ -123,3 +123,18 @@ def test_an_error_while_the_query_runs_is_a_query_error(store: FalkorDBStore) ->
     servers sent it as the reply's last part, which `_run` checks too)."""
     with pytest.raises(QueryError, match=r"rejected the query: Division by zero"):
         store.execute("UNWIND [1, 0] AS x RETURN 1 / x", write=False)
+
+
+def test_plain_replies_carry_strings_integers_and_nulls_as_sent(store: FalkorDBStore) -> None:
+    """A verbose reply (GraphStore.read `plain`) gives the same strings, integers and nulls as
+    a compact one, awkward text and the integer range's ends included; no rows, no rows."""
+    text = (
+        "UNWIND $strings AS s RETURN s, size(s) AS n, null AS nothing, "
+        "9223372036854775807 AS top, -9223372036854775807 - 1 AS bottom"
+    )
+    query = str(store._graph._build_params_header({"strings": AWKWARD})) + text
+    plain = store._run(RO_QUERY_CMD, query, compact=False)
+    assert plain.columns == ["s", "n", "nothing", "top", "bottom"]
+    assert _typed(plain.rows) == _typed(both(store, text, {"strings": AWKWARD}))
+    assert [row[0] for row in plain.rows] == AWKWARD
+    assert store._run(RO_QUERY_CMD, "UNWIND [] AS x RETURN x", compact=False).rows == []

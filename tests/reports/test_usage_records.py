@@ -3,10 +3,19 @@ then the objects walked in chunks of whole datasets, read in parallel, on each b
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from lake import DAY, T0, Lake, report_options
 
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.s3 import Scope
+from lineagegraph.harvest.s3_inventory import write_inventory_rollups
+from lineagegraph.identity import name_of
+from lineagegraph.model import Asset
+from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import ancestors, usage_records
+from lineagegraph.reports.pricing import Tally
 
 AS_OF = T0 + DAY
 
@@ -60,6 +69,48 @@ def test_consumption_is_settled_per_dataset(lake: Lake) -> None:
     orphans = usage_records(lake.store, report_options("orphans"))
     assert {r["status"] for r in orphans} == {"orphaned"}
     assert not {"s3://a/raw/x", "s3://a/raw/y", "s3://b/raw/x"} & {r["dataset"] for r in orphans}
+
+
+def rollup_lake(lake: Lake) -> None:
+    """mixed_lake, and an inventory's roll-ups of bucket 'r' (harvested with Spark), with names
+    that look like other values ('true', '1', an empty tier) and characters that need quoting."""
+    mixed_lake(lake)
+    tallies: dict[tuple[str, str, str | None, bool], Tally] = {}
+    for n, (dataset, storage_class, tier) in enumerate([
+        ("s3://r/true", "STANDARD", None),
+        ("s3://r/1", "INTELLIGENT_TIERING", "ARCHIVE_ACCESS"),
+        ("s3://r/ sp\u00e4ce \\'\"", "GLACIER", ""),
+    ]):  # fmt: skip
+        lake.items.append(Asset(dataset, "Dataset", "s3", name_of(dataset), T0, {"bucket": "r"}))
+        for excluded in (False, True):
+            tally = tallies.setdefault((dataset, storage_class, tier, excluded), Tally())
+            tally.add(size=2**40 + n, modified=T0 - n)
+    lake.write()
+    write_inventory_rollups(lake.store, Scope("r"), T0, exclusion_globs(), tallies)
+
+
+def test_plain_reads_give_the_rows_of_typed_reads(
+    lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The usage statements are read `plain` (untyped values on the embedded store): they must
+    return strings, integers and nulls only, or a boolean or a float would come back as text."""
+    rollup_lake(lake)
+    typed = lake.store.read
+
+    def read_typed(name: str, params: Any = None, *, plain: bool = False) -> Any:
+        return typed(name, params)
+
+    for kind, by in (("orphans", "dataset-class"), ("cost", "dataset-class"), ("cost", "object")):
+        plain = usage_records(lake.store, report_options(kind, by=by))
+        with monkeypatch.context() as patch:
+            patch.setattr(lake.store, "read", read_typed)
+            assert usage_records(lake.store, report_options(kind, by=by)) == plain, (kind, by)
+        assert {r["harvested_as"] for r in plain} == {"object", "rollup"}
+        assert all(
+            type(v) in (str, int, type(None)) and type(v) is not bool
+            for r in plain
+            for v in r.values()
+        )
 
 
 def test_read_each_returns_each_reads_records_in_order(store: GraphStore) -> None:

@@ -54,18 +54,29 @@ class GraphStore(ABC):
         """Run the named statement from cypher/."""
         return self.execute(statement(name), params, write=write)
 
-    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run a named read statement and return its records."""
+    def read(
+        self, name: str, params: dict[str, Any] | None = None, *, plain: bool = False
+    ) -> list[dict[str, Any]]:
+        """Run a named read statement and return its records.
+
+        `plain`: the statement returns only strings, integers and nulls (no booleans, floats,
+        lists, maps or entities), which a backend may then read without each value's type
+        (the embedded store does: several times less work for a large reply). Any other value
+        would come back as text, so only statements written for it say so.
+        """
         return self.run(name, params, write=False).records()
 
-    def read_each(self, name: str, params: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    def read_each(
+        self, name: str, params: Sequence[dict[str, Any]], *, plain: bool = False
+    ) -> list[list[dict[str, Any]]]:
         """Run a named read statement once per set of parameters, `reads_at_once` at a time on
-        as many connections (the server's other cores work too); the records in params' order."""
+        as many connections (the server's other cores work too); the records in params' order.
+        `plain` as for `read`."""
         workers = min(self.reads_at_once, len(params))
         if workers < 2:
-            return [self.read(name, p) for p in params]
+            return [self.read(name, p, plain=plain) for p in params]
         with ThreadPoolExecutor(workers, thread_name_prefix="graph-read") as pool:
-            return list(pool.map(lambda p: self.read(name, p), params))
+            return list(pool.map(lambda p: self.read(name, p, plain=plain), params))
 
     def write_batches(
         self, name: str, rows: Iterable[dict[str, Any]], key: tuple[str, ...] = ()

@@ -56,6 +56,7 @@ ORDERS = ("cost", "oldest")
 """How report rows are ordered: most expensive first, or oldest last-modified first (with
 `--by object`, the oldest objects; a roll-up row's date is its oldest object's)."""
 ORPHANED = "orphaned"
+ROLLUP = "rollup"  # harvested_as of a roll-up's row
 CHUNKS_PER_WORKER = 4
 MIN_DATASETS_PER_STATEMENT = 500
 MAX_DATASETS_PER_STATEMENT = 10_000
@@ -148,7 +149,7 @@ class _Sums:
             None if oldest is None else int(oldest),  # times are epoch ms (inlined: hot)
             None if newest is None else int(newest),
             None if last_read is None else int(last_read),
-            bool(record["rolled_up"]),
+            record["harvested_as"] == ROLLUP,
         )
 
     def add(self, part: _Sums) -> None:
@@ -200,7 +201,7 @@ def _date(day: int) -> str:
 
 
 def _harvested_as(rollup: bool) -> str:
-    return "rollup" if rollup else "object"
+    return ROLLUP if rollup else "object"
 
 
 VALUES: dict[str, tuple[str, Callable[[Any], Any] | None]] = {
@@ -436,7 +437,7 @@ def usage_records(
         row
         for shape, usage in (("objects", "orphans_usage"), ("rollups", "orphans_rollup_usage"))
         if shape in shapes
-        for rows in store.read_each(usage, parts)
+        for rows in store.read_each(usage, parts, plain=True)
         for row in rows
     ]
 
@@ -509,7 +510,7 @@ def _rollup_notes(records: Sequence[dict[str, Any]], options: ReportOptions) -> 
     rows (`--by object`), or deleted objects (`--include-deleted`)."""
     if options.by != "object" and not options.include_deleted:
         return []
-    rolled = sorted({r["dataset"] for r in records if r["rolled_up"]})
+    rolled = sorted({r["dataset"] for r in records if r["harvested_as"] == ROLLUP})
     if not rolled:
         return []
     buckets = sorted({bucket_of(urn) for urn in rolled})
