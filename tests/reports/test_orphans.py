@@ -474,7 +474,7 @@ def test_the_graph_matches_exclusions_as_the_regex_does(
 
 @given(st.integers(min_value=-62_135_596_800_000, max_value=253_402_300_799_999))
 def test_times_read_as_strftime_writes_them_for_every_year(ms: int) -> None:
-    """`iso` formats whole seconds from a cached date and arithmetic: the text stays strftime's,
+    """`iso` formats whole seconds from a cached date and tables: the text stays strftime's,
     unpadded years before 1000 included."""
     assert iso(ms) == datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert iso(-30_610_224_000_001) == "999-12-31T23:59:59Z" and iso(None) is None

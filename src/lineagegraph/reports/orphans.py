@@ -181,14 +181,19 @@ def usd(nanos: int) -> Decimal:
     return Decimal(nanos).scaleb(-9)
 
 
+_MINUTES = [f"{m // 60:02}:{m % 60:02}" for m in range(24 * 60)]  # "HH:MM" of each minute
+_TWO_DIGITS = [f"{s:02}" for s in range(60)]
+
+
 def iso(ms: int | None) -> str | None:
     """Epoch milliseconds as UTC ISO 8601 (the reports' and JSON's time format), to the whole
     second (the format has no more). A report formats hundreds of thousands of times over far
-    fewer days: the date comes from a cache, the time of day from arithmetic."""
+    fewer days: the date comes from a cache, the time of day from tables."""
     if ms is None:
         return None
     day, second = divmod(ms // 1000, DAY_S)
-    return f"{_date(day)}T{second // 3600:02}:{second // 60 % 60:02}:{second % 60:02}Z"
+    minute, second = divmod(second, 60)
+    return f"{_date(day)}T{_MINUTES[minute]}:{_TWO_DIGITS[second]}Z"
 
 
 @lru_cache(maxsize=1 << 16)  # 179 years of days
