@@ -310,6 +310,9 @@ def main() -> None:
                 f"spark local[2] roll-ups: {spark_s:.1f} s, {rate:,.0f} rows/s, "
                 f"{result.datasets:,} datasets ({result.status})"
             )
+            # Spark's peaks now: the reports, like a user's, run without a Spark session.
+            spark_peaks = descendants_peak_mb()
+            spark.stop()
             read_every_third_dataset(store, "bench-lake", args.rows)
             rollup_s = reports(store, "bench-lake", args.rows, "roll-up graph")
 
@@ -329,11 +332,10 @@ def main() -> None:
             )
             met = "met" if rollup_s < REPORT_GOAL_S else "NOT met"
             print(f"goal: orphan report on the roll-up graph under {REPORT_GOAL_S:.0f} s: {met}")
-            peaks = descendants_peak_mb()
+            peaks = {**spark_peaks, **descendants_peak_mb()}
             own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             shown = ", ".join(f"{name} {mb:,.0f} MiB" for name, mb in sorted(peaks.items()))
             print(f"peak RSS: this process {own:,.0f} MiB; {shown}")
-            spark.stop()
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
