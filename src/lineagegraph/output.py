@@ -109,25 +109,29 @@ def _table(
 ) -> str:
     """Aligned columns (numbers to the right); a table wider than `width` wraps its widest
     text columns and headers (at `_`) onto more lines rather than running off the screen."""
-    cells = [[_cell(v) for v in row] for row in rows]
+    cells = [[v if type(v) is str else _cell(v) for v in row] for row in rows]  # str: most
     numeric = [
         name in right_aligned or _numeric([row[i] for row in rows])
         for i, name in enumerate(columns)
     ]
-    widths = [max(len(v) for v in column) for column in zip(columns, *cells, strict=True)]
-    if width is not None:
+    if width is None:
+        widths = [max(len(v) for v in column) for column in zip(columns, *cells, strict=True)]
+    else:
         widths = _fit([list(columns), *cells], numeric, width)
+    # Each line of a row is padded by one format string, and only values wider than their
+    # column are wrapped: a report of 200,000 rows took 6 s the general way, cell by cell.
+    line = "  ".join(
+        f"{{:{'>' if num else '<'}{w}}}" for w, num in zip(widths, numeric, strict=True)
+    )
 
     def lines(values: Sequence[str]) -> list[str]:
-        parts = [_wrap(v, w) for v, w in zip(values, widths, strict=True)]
+        parts = [[v] if len(v) <= w else _wrap(v, w) for v, w in zip(values, widths, strict=True)]
+        height = max(map(len, parts), default=1)
+        if height == 1:
+            return [line.format(*values).rstrip()]
         return [
-            "  ".join(
-                (part[i] if i < len(part) else "").rjust(w)
-                if num
-                else (part[i] if i < len(part) else "").ljust(w)
-                for part, w, num in zip(parts, widths, numeric, strict=True)
-            ).rstrip()
-            for i in range(max((len(p) for p in parts), default=1))
+            line.format(*[part[i] if i < len(part) else "" for part in parts]).rstrip()
+            for i in range(height)
         ]
 
     out = [*lines(columns), "  ".join("-" * w for w in widths)]
