@@ -74,10 +74,8 @@ class FalkorDBStore(GraphStore):
         """`plain`: the server's verbose reply, whose strings, integers and nulls arrive as they
         are (a compact reply wraps each value in a list with its type: 200,000 rows of 13
         values took 8x the client's CPU, measured)."""
-        if not plain:
-            return super().read(name, params)
         query = self._encode(statement(name), params)
-        return self._run(RO_QUERY_CMD, query, compact=False).records()
+        return self._run(RO_QUERY_CMD, query, compact=not plain).records()
 
     def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
         """Encode the next part while the server runs this one.

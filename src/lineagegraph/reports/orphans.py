@@ -487,7 +487,7 @@ def _chunk_size(datasets: int, workers: int) -> int:
 
 
 def tally_of(record: dict[str, Any]) -> Tally:
-    """The tally in a row of cypher/orphans_usage.cypher."""
+    """The tally in a row of cypher/orphans_usage.cypher or orphans_rollup_usage.cypher."""
     return Tally(
         int(record["objects"]),
         int(record["bytes"] or 0),
