@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import doctest
+import io
 from decimal import Decimal
 
 from lineagegraph import output
@@ -51,3 +53,16 @@ def test_without_a_width_nothing_wraps() -> None:
     urn = "s3://bucket/" + "x" * 150
     assert urn in render(["urn"], [[urn]], "table")
     assert render([], [], "table") == "\n\n(0 rows)"
+
+
+def test_a_table_shows_control_characters_instead_of_sending_them() -> None:
+    """A name may hold any character: in a terminal table an escape sequence or a line break
+    would drive the terminal or break the table, so they are shown; CSV and JSON keep them."""
+    names = ["a\x1b[2J", "line\nbreak", "tab\there", "del\x7f", "c1\x9b", " spaced ", "日本 é"]
+    table = render(["name"], [[n] for n in names], "table")
+    assert not any(c in table for c in "\x1b\t\x7f\x9b") and table.count("\n") == len(names) + 2
+    assert [line.rstrip() for line in table.splitlines()[2:-1]] == [
+        "a\\x1b[2J", "line\\x0abreak", "tab\\x09here", "del\\x7f", "c1\\x9b", " spaced", "日本 é",
+    ]  # fmt: skip
+    assert [row[0] for row in csv.reader(io.StringIO(render(["name"], [[n] for n in names],
+                                                              "csv")))][1:] == names  # fmt: skip

@@ -64,6 +64,22 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _visible(text: str) -> str:
+    """Text for a terminal: control characters (a name may hold any) shown as `\\x1b` rather
+    than sent, so a name can neither break a table's lines nor drive the terminal with an
+    escape sequence. Machine formats (JSON, CSV) keep names exactly.
+
+    >>> _visible("a\\tb\\x1b[31m")
+    'a\\\\x09b\\\\x1b[31m'
+    """
+    if text.isprintable():  # nearly every value: no search at all
+        return text
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def time_text(ms: int | None) -> str | None:
     """Epoch milliseconds (every time in the graph) as UTC for a table: 2024-03-01 06:00:00Z."""
     if ms is None:
@@ -109,7 +125,7 @@ def _table(
 ) -> str:
     """Aligned columns (numbers to the right); a table wider than `width` wraps its widest
     text columns and headers (at `_`) onto more lines rather than running off the screen."""
-    cells = [[v if type(v) is str else _cell(v) for v in row] for row in rows]  # str: most
+    cells = [[_visible(v if type(v) is str else _cell(v)) for v in row] for row in rows]
     numeric = [
         name in right_aligned or _numeric([row[i] for row in rows])
         for i, name in enumerate(columns)
