@@ -146,7 +146,10 @@ def bounds(field: FieldInfo) -> str:
 
 
 def cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text for one table cell: one line, `|` escaped, and `<` outside code shown, not taken
+    for an HTML tag (`Bearer <token>`)."""
+    parts = " ".join(text.split()).replace("|", "\\|").split("`")
+    return "`".join(p if i % 2 else p.replace("<", "&lt;") for i, p in enumerate(parts))
 
 
 def settings_page() -> str:
