@@ -1,5 +1,6 @@
 """The Python API: `import lineagegraph` gives settings, a store, harvests, the lineage
-questions and rendering, as the README shows; the package imports cheaply and without cycles."""
+questions and rendering, as docs/python-api.md shows; the package imports cheaply and without
+cycles."""
 
 from __future__ import annotations
 
@@ -24,18 +25,18 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def readme_block(heading: str, language: str) -> str:
-    """The first code block of `language` under README's `## heading`."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+def page_block(page: str, language: str) -> str:
+    """The first code block of `language` on a docs page, before its first `## ` heading."""
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    section = text.split("\n## ", 1)[0]
     found = re.search(rf"^```{language}\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
-    assert found, f"no {language} block under ## {heading}"
+    assert found, f"no {language} block at the top of docs/{page}"
     return found.group(1)
 
 
 def test_the_readme_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "example.py"
-    script.write_text(readme_block("Python API", "python"), encoding="utf-8")
+    script.write_text(page_block("python-api.md", "python"), encoding="utf-8")
     done = subprocess.run(
         [sys.executable, str(script)], cwd=tmp_path, env=clean_env(TMPDIR=str(tmp_path)),
         capture_output=True, text=True, timeout=120,

@@ -1,7 +1,7 @@
 """The CLI starts fast: heavy client libraries load only for the command that needs them.
 
 A question such as `lineagegraph upstream` against a running `lineagegraph serve` answers in
-well under a second, most of it Python starting (README "Serve"). Importing the Snowflake
+well under a second, most of it Python starting (docs/serve.md). Importing the Snowflake
 connector, boto3, sqlglot or Spark at start-up would cost more than the answer itself, so the
 command modules import them inside the commands that use them; this keeps it that way.
 """

@@ -8,21 +8,32 @@ click command tree and the listener's conf keys.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import shlex
 import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import click
 import pytest
+import yaml
+from pydantic import BaseModel
 
 from lineagegraph.cli import cli
+from lineagegraph.settings import Settings
 from lineagegraph.spark import SPARK_CONF
 
 ROOT = Path(__file__).resolve().parents[1]
-MARKDOWN = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MARKDOWN = [README, ROOT / "CONTRIBUTING.md", *sorted(DOCS.glob("*.md"))]
+README_MAX_LINES = 200
+GENERATOR = ROOT / "scripts" / "gen_docs.py"
 # Repository paths a text may name in backticks; config/ is left out on purpose: its examples
 # name the user's own files (config/lineagegraph.toml, a copied price table).
 REPO_DIRS = ("benchmarks", "cypher", "docs", "scripts", "src", "tests", "tools")
@@ -108,7 +119,7 @@ def test_docs_pages_are_linked_from_the_readme() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "](docs/README.md)" in readme
     index = (ROOT / "docs" / "README.md").read_text()
-    pages = [p.name for p in MARKDOWN if p.parent.name == "docs" and p.name != "README.md"]
+    pages = [p.name for p in MARKDOWN if p.parent == DOCS and p.name != "README.md"]
     unlisted = [name for name in pages if f"]({name})" not in index]
     assert not unlisted, f"docs/README.md does not list {unlisted}"
 
@@ -226,16 +237,17 @@ def test_listener_conf_keys_exist() -> None:
 
 
 def test_readme_commands_after_the_first_run_as_printed() -> None:
-    """After the first block's install, every later command finds `lineagegraph` and Python.
+    """After the README's first block's install, every later command finds `lineagegraph`.
 
-    The first block creates `.venv`; a later bare `lineagegraph` (or `python`, `pip`) only
-    runs from the same shell when that block activated the virtualenv, else it must be named
-    by its path in `.venv/bin/`, which pip creates from `[project.scripts]`.
+    The first block creates `.venv`; a later bare `lineagegraph` (or `python`, `pip`), in the
+    README or on a docs page the README sends the reader to, only runs from the same shell
+    when that block activated the virtualenv, else it must be named by its path in
+    `.venv/bin/`, which pip creates from `[project.scripts]`.
     """
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert "lineagegraph" in scripts  # so pip puts .venv/bin/lineagegraph on the venv's PATH
-    blocks = [b for b in shell_blocks((ROOT / "README.md").read_text()) if b.strip()]
-    first = blocks[0]
+    blocks = [b for doc in MARKDOWN for b in shell_blocks(doc.read_text()) if b.strip()]
+    first = blocks[0]  # MARKDOWN starts with the README
     assert "python3 -m venv .venv" in first
     activated = re.search(r"(?:^|&&|;)\s*(?:source|\.) \.venv/bin/activate\b", first, re.MULTILINE)
     not_found = []
@@ -252,3 +264,103 @@ def test_readme_commands_after_the_first_run_as_printed() -> None:
         "commands that fail with 'command not found' after the first block:\n"
         + "\n".join(not_found)
     )
+
+
+# --- the README stays short and opens with the two commands -----------------------------------
+
+TWO_COMMANDS = """\
+# 1. Install into a virtualenv, activate it (every `lineagegraph` command below runs in this
+#    shell), and run the demo on the embedded store (no server to set up; Spark needs Java 17):
+python3 -m venv .venv && source .venv/bin/activate
+pip install '.[demo]' && lineagegraph demo
+
+# 2. Run the tests (installs the test tools, starts the local test services):
+bash scripts/test.sh
+"""
+
+
+def test_readme_is_at_most_200_lines() -> None:
+    lines = len(README.read_text(encoding="utf-8").splitlines())
+    assert lines <= README_MAX_LINES, (
+        f"README.md has {lines} lines (at most {README_MAX_LINES}): move detail to a docs/ page"
+    )
+
+
+def test_readme_opens_with_the_two_commands() -> None:
+    """The first code block is the install-and-demo command and the test command, as is."""
+    blocks = FENCE.findall(README.read_text(encoding="utf-8"))
+    assert blocks[0] == ("bash", TWO_COMMANDS)
+
+
+# --- the site: generated pages, nav, mkdocs build -----------------------------------------
+
+
+def generator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gen_docs", GENERATOR)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("page", ["cli.md", "settings.md", "statements.md"])
+def test_generated_page_is_fresh(page: str) -> None:
+    built = generator().PAGES[page]()
+    committed = (DOCS / page).read_text(encoding="utf-8")
+    assert committed == built, f"docs/{page} is stale: run .venv/bin/python scripts/gen_docs.py"
+
+
+def test_generated_pages_cover_every_command_setting_and_statement() -> None:
+    cli_page = (DOCS / "cli.md").read_text(encoding="utf-8")
+    missing = [
+        " ".join(("lineagegraph", *path))
+        for path, _ in commands()
+        if f"\n## {' '.join(('lineagegraph', *path))}\n" not in cli_page
+    ]
+    settings_page = (DOCS / "settings.md").read_text(encoding="utf-8")
+    for section, info in Settings.model_fields.items():
+        model = info.annotation
+        fields = (
+            model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        )
+        for key, field in fields.items():
+            env = f"`LINEAGEGRAPH_{section.upper()}__{key.upper()}`"
+            if env not in settings_page or not (field.description or "").strip():
+                missing.append(f"[{section}] {key} (needs a description and its row)")
+    statements_page = (DOCS / "statements.md").read_text(encoding="utf-8")
+    missing += [
+        f"cypher/{p.name}"
+        for p in sorted((ROOT / "cypher").glob("*.cypher"))
+        if f"\n## {p.stem}\n" not in statements_page or not p.read_text().startswith("//")
+    ]
+    assert not missing, "not in the generated reference:\n" + "\n".join(missing)
+
+
+def test_every_docs_page_is_in_the_nav() -> None:
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+
+    def pages(items: list) -> Iterator[str]:
+        for item in items:
+            value = next(iter(item.values())) if isinstance(item, dict) else item
+            yield from pages(value) if isinstance(value, list) else [value]
+
+    in_nav = list(pages(config["nav"]))
+    on_disk = sorted(p.name for p in DOCS.glob("*.md"))
+    assert sorted(in_nav) == on_disk, "mkdocs.yml's nav and docs/*.md differ"
+
+
+def test_docs_holds_only_pages_and_the_pictures_they_show() -> None:
+    texts = "".join(p.read_text(encoding="utf-8") for p in DOCS.glob("*.md"))
+    unused = [p.name for p in DOCS.iterdir() if p.suffix != ".md" and f"]({p.name})" not in texts]
+    assert not unused, f"files in docs/ no page shows (the site would publish them): {unused}"
+
+
+def test_mkdocs_build_strict(tmp_path: Path) -> None:
+    """The site builds with no warning: a broken link or anchor, or a page left out, fails."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "site" / "index.html").is_file()

@@ -16,7 +16,7 @@ duplicate: "each Column urn exactly once"). The one-writer test makes that deter
 FalkorDB's exact-match index is a RediSearch tag index: it splits values at \x01 and trims
 whitespace from their ends, so a MERGE on such a urn does not find the node it made before
 (RediSearch issues #2854, #3221). The last test pins that down; until FalkorDB fixes it, a
-re-harvest duplicates those nodes (README, "The graph model").
+re-harvest duplicates those nodes (docs/graph-model.md, "Any name is data").
 """
 
 from __future__ import annotations
