@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
-from falkordb import Edge, FalkorDB, Graph, Node, Path
+from falkordb import Edge, FalkorDB, Graph, Node, Path, QueryResult
 from falkordb.graph import QUERY_CMD, RO_QUERY_CMD
 from falkordb.helpers import stringify_param_value
 from falkordb.query_result import parse_scalar
@@ -134,8 +134,7 @@ class FalkorDBStore(GraphStore):
                     return Result([])
                 if compact:
                     return _result(reply, self._graph)
-                rows = reply[1] if raw else _decoded_rows(reply[1])
-                return Result([str(name) for name in reply[0]], rows)
+                return Result([str(name) for name in reply[0]], _decoded_rows(reply[1]))
         except redis.ResponseError as exc:
             message = str(exc)
             if "read-only" in message.lower() or "RO_QUERY" in message:
@@ -228,8 +227,12 @@ class FalkorDBStore(GraphStore):
             for start in range(done, (top or 0) + 1, ENCODE_PAGE):
                 page = {"from": start, "to": start + ENCODE_PAGE}
                 query = self._encode(statement(f"store_raw_{kind}"), page)
-                rows = self._run(RO_QUERY_CMD, query, compact=False, raw=True).records()
-                changed = [{**r, "props": p} for r in rows if (p := _unencoded(r["props"]))]
+                reply = self._graph.execute_command(
+                    RO_QUERY_CMD, self._graph.name, query, "--compact"
+                )
+                rows = QueryResult(self._graph, reply).result_set  # the client's, not decoded
+                changed = [{"node": r[0], "id": r[-2], "props": p} for r in rows
+                           if (p := _unencoded(r[-1]))]  # fmt: skip
                 if changed:
                     self.execute(statement(f"store_set_{kind}"), {"rows": changed}, write=True)
                 self._db.connection.set(progress, start + ENCODE_PAGE)
@@ -265,11 +268,9 @@ def _encode_literal(match: re.Match[str]) -> str:
     return encode(token) if token[0] in "'\"" else token
 
 
-def _unencoded(props: Any) -> dict[str, Any]:
-    """The properties of a verbose reply's map (key, value, key, ...) whose strings are not in
-    stored form yet."""
-    items = dict(zip(props[::2], props[1::2], strict=True)) if isinstance(props, list) else props
-    return {k: v for k, v in items.items() if _raw_text(v)}
+def _unencoded(props: dict[str, Any]) -> dict[str, Any]:
+    """The properties whose strings are not in stored form yet."""
+    return {k: v for k, v in props.items() if _raw_text(v)}
 
 
 def _raw_text(value: Any) -> bool:
