@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import uuid
-from itertools import pairwise
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
