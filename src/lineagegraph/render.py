@@ -453,7 +453,9 @@ def _subtitle(node: Node) -> str:
 
 
 def _dot_text(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT string; NUL, which ends Graphviz's input, is drawn as its symbol ␀."""
+    text = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return '"' + text.replace("\x00", "\u2400") + '"'
 
 
 def to_dot(view: View) -> str:

@@ -27,6 +27,7 @@ AWKWARD = [
     "tab\there\nnew line\r\x01\x1f\x7f",
     "ünï cødé ✓ 漢字 😀 \u200b\u2028",
     'it\'s "quoted" \\ back',
+    "nul\x00 and the store's code \x02\x0e\x0f\x10\x12\x1f ",
 ]
 VALUES = (
     "null AS null, true AS yes, false AS no, 0 AS zero, -1 AS minus, 9223372036854775807 AS big, "
@@ -51,7 +52,7 @@ def store(embedded_dir: Path) -> Iterator[FalkorDBStore]:
 def both(store: FalkorDBStore, text: str, params: dict[str, Any] | None = None) -> list[Any]:
     """The rows `_result` decodes, after checking they equal the client parser's, value for
     value and type for type (True is not 1, 1.0 is not 1)."""
-    query = str(store._graph._build_params_header(params)) + text
+    query = store._encode(text, params)
     reply = store._graph.execute_command(RO_QUERY_CMD, store._graph.name, query, "--compact")
     generic = QueryResult(store._graph, reply)
     ours = _result(reply, store._graph)
@@ -132,7 +133,7 @@ def test_plain_replies_carry_strings_integers_and_nulls_as_sent(store: FalkorDBS
         "UNWIND $strings AS s RETURN s, size(s) AS n, null AS nothing, "
         "9223372036854775807 AS top, -9223372036854775807 - 1 AS bottom"
     )
-    query = str(store._graph._build_params_header({"strings": AWKWARD})) + text
+    query = store._encode(text, {"strings": AWKWARD})
     plain = store._run(RO_QUERY_CMD, query, compact=False)
     assert plain.columns == ["s", "n", "nothing", "top", "bottom"]
     assert _typed(plain.rows) == _typed(both(store, text, {"strings": AWKWARD}))

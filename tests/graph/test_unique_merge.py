@@ -14,9 +14,9 @@ landed first, so under load it failed now and then with a missing column (read a
 duplicate: "each Column urn exactly once"). The one-writer test makes that deterministic.
 
 FalkorDB's exact-match index is a RediSearch tag index: it splits values at \x01 and trims
-whitespace from their ends, so a MERGE on such a urn does not find the node it made before
-(RediSearch issues #2854, #3221). The last test pins that down; until FalkorDB fixes it, a
-re-harvest duplicates those nodes (docs/graph-model.md, "Any name is data").
+whitespace from their ends (RediSearch issues #2854, #3221), so the store writes strings in a
+stored form the index finds exactly (lineagegraph.graph.text); a MERGE on such a urn finds the
+node it made before.
 """
 
 from __future__ import annotations
@@ -173,7 +173,6 @@ def test_urns_that_crashed_the_unique_check_merge(falkordb: FalkorDBStore) -> No
     assert values(falkordb, "RETURN 1") == [1], "the server still answers"
 
 
-@pytest.mark.xfail(strict=True, reason="FalkorDB's tag index trims and splits at \\x01 (see top)")
 def test_index_unsafe_urns_merge_onto_one_node(falkordb: FalkorDBStore) -> None:
     for at in (T0, T0 + 1):
         writer = GraphWriter(falkordb)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import redis
-from falkordb import Edge, FalkorDB, Graph, Node, Path
+from falkordb import Edge, FalkorDB, Graph, Node, Path, QueryResult
 from falkordb.graph import QUERY_CMD, RO_QUERY_CMD
+from falkordb.helpers import stringify_param_value
 from falkordb.query_result import parse_scalar
 
 from lineagegraph import collector
@@ -19,6 +21,7 @@ from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
 from lineagegraph.graph.statements import schema_statements, schema_version, statement
+from lineagegraph.graph.text import decode, encode
 from lineagegraph.settings import GraphSettings
 
 # The unique constraints older stores have: FalkorDB 4.16 crashes checking one on a value
@@ -36,7 +39,11 @@ NEW_GRAPH_ANSWER_S = 30.0
 stores), never answered the first statement of a new graph: its global lock's reader count had
 gone below zero. After this long the store kills its server and starts it again, once."""
 # Bump when init_schema's own steps change (the schema file's changes are seen by themselves).
-SCHEMA_STEPS = 1
+# 2: strings in stored form (lineagegraph.graph.text); init_schema re-encodes older stores.
+SCHEMA_STEPS = 2
+ENCODED_SINCE = 2
+ENCODE_PAGE = 20_000
+"""Node ids a step of `_encode_stored_strings` reads at once."""
 
 
 class FalkorDBStore(GraphStore):
@@ -66,7 +73,10 @@ class FalkorDBStore(GraphStore):
         self.reads_at_once = int(self._db.config_get("THREAD_COUNT"))
 
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
-        return self._run(QUERY_CMD if write else RO_QUERY_CMD, self._encode(text, params))
+        """Ad-hoc Cypher too: its string literals are compared with stored forms, so they are
+        encoded like parameters (see lineagegraph.graph.text)."""
+        query = self._encode(LITERAL.sub(_encode_literal, text), params)
+        return self._run(QUERY_CMD if write else RO_QUERY_CMD, query)
 
     def read(
         self, name: str, params: dict[str, Any] | None = None, *, plain: bool = False
@@ -101,12 +111,19 @@ class FalkorDBStore(GraphStore):
             return done + written(self._run(QUERY_CMD, ahead.result()), current)
 
     def _encode(self, text: str, params: dict[str, Any] | None) -> str:
-        # The client's own parameter header, so values are quoted exactly as query() does.
-        return str(self._graph._build_params_header(params)) + text
+        """The client's own quoting of each parameter (as its query() does), in stored form: a
+        quoted value's text is only its strings and Cypher punctuation, which `encode` leaves
+        alone, so one pass over it encodes every string in it."""
+        if not params:
+            return text
+        header = " ".join(f"`{name}`={encode(stringify_param_value(value))}"
+                          for name, value in params.items())  # fmt: skip
+        return f"CYPHER {header} {text}"
 
-    def _run(self, command: str, query: str, *, compact: bool = True) -> Result:
+    def _run(self, command: str, query: str, *, compact: bool = True, raw: bool = False) -> Result:
         """Send one encoded query and decode its compact reply (see `_result`), or take a
-        verbose one's rows as they are (see `read`)."""
+        verbose one's rows with only their strings decoded (see `read`), or not even those
+        (`raw`)."""
         try:
             with collector.paused():  # a large reply: see lineagegraph.collector
                 mode = ("--compact",) if compact else ()
@@ -117,7 +134,7 @@ class FalkorDBStore(GraphStore):
                     return Result([])
                 if compact:
                     return _result(reply, self._graph)
-                return Result([str(name) for name in reply[0]], reply[1])
+                return Result([str(name) for name in reply[0]], _decoded_rows(reply[1]))
         except redis.ResponseError as exc:
             message = str(exc)
             if "read-only" in message.lower() or "RO_QUERY" in message:
@@ -183,6 +200,9 @@ class FalkorDBStore(GraphStore):
             except redis.ResponseError as exc:
                 if "already indexed" not in str(exc):
                     raise QueryError(f"schema statement failed: {exc}") from None
+        marker = self._db.connection.get(self._schema_key)
+        if marker is None or int(marker.split(":")[0]) < ENCODED_SINCE:  # strings as they were
+            self._encode_stored_strings()
         existing = {
             (c["label"], tuple(c["properties"]))
             for c in self._constraints()
@@ -192,6 +212,33 @@ class FalkorDBStore(GraphStore):
             if (label, (prop,)) in existing:
                 self._graph.drop_node_unique_constraint(label, prop)
         self._db.connection.set(self._schema_key, _current_schema())
+
+    def _encode_stored_strings(self) -> None:
+        """Rewrite, in stored form, the string properties of a store written before
+        ENCODED_SINCE, which holds them as they were. Their raw text is read undecoded and
+        written back as a parameter, which `_encode` encodes. Not idempotent (a stored form
+        encoded again changes), so each page is one transaction and a key beside the graph
+        records the pages done: an interrupted run resumes after them. Nodes that a trimmed or
+        split index key had made twice stay two nodes with one urn."""
+        [[top]] = self._run(RO_QUERY_CMD, statement("store_node_id_max")).rows
+        for kind in ("nodes", "edges"):
+            progress = f"{self._schema_key}:encoded-{kind}-below"
+            done = int(self._db.connection.get(progress) or 0)
+            for start in range(done, (top or 0) + 1, ENCODE_PAGE):
+                page = {"from": start, "to": start + ENCODE_PAGE}
+                query = self._encode(statement(f"store_raw_{kind}"), page)
+                reply = self._graph.execute_command(
+                    RO_QUERY_CMD, self._graph.name, query, "--compact"
+                )
+                rows = QueryResult(self._graph, reply).result_set  # the client's, not decoded
+                changed = [{"node": r[0], "id": r[-2], "props": p} for r in rows
+                           if (p := _unencoded(r[-1]))]  # fmt: skip
+                if changed:
+                    self.execute(statement(f"store_set_{kind}"), {"rows": changed}, write=True)
+                self._db.connection.set(progress, start + ENCODE_PAGE)
+                log.info("re-encoded the strings of %s below node id %d", kind, start + ENCODE_PAGE)
+        for kind in ("nodes", "edges"):
+            self._db.connection.delete(f"{self._schema_key}:encoded-{kind}-below")
 
     def _constraints(self) -> list[dict[str, Any]]:
         res = self._graph.ro_query("CALL db.constraints()")
@@ -212,20 +259,47 @@ def _current_schema() -> str:
     return f"{SCHEMA_STEPS}:{schema_version(FalkorDBStore.backend)}"
 
 
+# String literals (to encode), and backtick names and comments (left alone), of ad-hoc Cypher.
+LITERAL = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|`[^`]*`|//[^\n]*|/\*.*?\*/""", re.S)
+
+
+def _encode_literal(match: re.Match[str]) -> str:
+    token = match[0]
+    return encode(token) if token[0] in "'\"" else token
+
+
+def _unencoded(props: dict[str, Any]) -> dict[str, Any]:
+    """The properties whose strings are not in stored form yet."""
+    return {k: v for k, v in props.items() if _raw_text(v)}
+
+
+def _raw_text(value: Any) -> bool:
+    if isinstance(value, str):
+        return encode(value) != value
+    return isinstance(value, list) and any(map(_raw_text, value))
+
+
+def _decoded_rows(rows: list[list[Any]]) -> list[list[Any]]:
+    """A verbose reply's rows with stored forms decoded; every string that needs it is not
+    printable (see lineagegraph.graph.text), so the common case is one check per string."""
+    return [[v if v.__class__ is not str or v.isprintable() else decode(v) for v in row]
+            for row in rows]  # fmt: skip
+
+
 # The types of a compact reply's values (falkordb.query_result.ResultSetScalarTypes) that
 # _result decodes itself; the client's parser decodes the others.
 NULL, STRING, INTEGER, BOOLEAN, DOUBLE, ARRAY, MAP = 1, 2, 3, 4, 5, 6, 10
-AS_SENT = frozenset((NULL, STRING, INTEGER))
-"""Types whose value arrives decoded: None, str (the connection decodes replies), int."""
+AS_SENT = frozenset((NULL, INTEGER))
+"""Types whose value arrives decoded: None, int (strings arrive as str in stored form)."""
 
 
 def _result(reply: list[Any], graph: Graph) -> Result:
     """Rows of a compact reply (header, rows, statistics) as `_plain` values: each value comes
     as [type, value]."""
     columns = [str(name) for _, name in reply[0]]
-    return Result(
-        columns, [[v if t in AS_SENT else _value(t, v, graph) for t, v in row] for row in reply[1]]
-    )
+    return Result(columns, [[v if t in AS_SENT else (v if v.isprintable() else decode(v))
+                             if t == STRING else _value(t, v, graph) for t, v in row]
+                            for row in reply[1]])  # fmt: skip
 
 
 def _value(kind: int, raw: Any, graph: Graph) -> Any:
@@ -233,6 +307,8 @@ def _value(kind: int, raw: Any, graph: Graph) -> Any:
     for the scalar types a report's rows are made of."""
     if kind in AS_SENT:
         return raw
+    if kind == STRING:
+        return raw if raw.isprintable() else decode(raw)
     if kind == BOOLEAN:
         return raw == "true"
     if kind == DOUBLE:
@@ -247,9 +323,9 @@ def _value(kind: int, raw: Any, graph: Graph) -> Any:
 def _plain(value: Any) -> Any:
     """Nodes, relationships and paths as JSON-friendly values, the same shape as on Neo4j."""
     if isinstance(value, Node):
-        return {"_labels": sorted(value.labels or []), **(value.properties or {})}
+        return {"_labels": sorted(value.labels or []), **_plain(value.properties or {})}
     if isinstance(value, Edge):
-        return {"_type": value.relation, **(value.properties or {})}
+        return {"_type": value.relation, **_plain(value.properties or {})}
     if isinstance(value, Path):
         items: list[Any] = []
         for i, node in enumerate(value.nodes()):
@@ -261,4 +337,6 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, str) and not value.isprintable():
+        return decode(value)
     return value
