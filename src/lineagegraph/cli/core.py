@@ -57,7 +57,7 @@ def doctor(app: App, repair: bool) -> None:
     require_existing_store(app.settings)
     findings, copy = embedded.doctor(app.settings.graph.data_dir, repair=repair)
     for f in findings:
-        click.echo(f"{f.file}: {f.problem}\n  --repair: {f.recovery}")
+        click.echo(f"{f.file} {f.problem}\n  --repair: {f.recovery}")
     where = app.settings.graph.data_dir.expanduser().resolve()
     if not findings:
         click.echo(f"the store's files in {where} are whole")
