@@ -14,9 +14,8 @@ from click.testing import CliRunner
 from lineagegraph.cli import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from test_runs import write_events  # noqa: E402
+from test_runs import write_events
 
-INCR = "appendonlydir/appendonly.aof.{}.incr.aof"
 MANIFEST = "appendonlydir/appendonly.aof.manifest"
 COUNT = "MATCH (n) RETURN count(n)"
 
