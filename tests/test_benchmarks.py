@@ -36,6 +36,10 @@ FIGURES = {
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
+    "bench_short_names": [
+        r"resolve, dotted tail .* median +[\d.]+ ms",
+        r"ratio: short/whole [\d.]+x",
+    ],
     "bench_snowflake": [r"[\d,]+ rows/s, [\d,]+ pairs/s", r"vs unreduced baseline: [\d.]+x"],
     "bench_spark": [r"action: median +[\d.]+ ms without", r"\(ratio [\d.]+\)"],
     "bench_traversal": [r"all traversals: median [\d.]+ ms", r"naive/ours median [\d.]+x"],

@@ -189,6 +189,36 @@ def test_a_password_in_a_uri_is_never_printed(run, debug: list[str]) -> None:  #
         assert ("Traceback" in result.output) == bool(debug)
 
 
+@pytest.mark.parametrize("debug", [[], ["--debug"]])
+@pytest.mark.parametrize(
+    ("uri", "code", "shown"),
+    [
+        (f"bolt://127.0.0.1:9?password={SECRET}", 2, "bolt://127.0.0.1:9?password=***"),
+        (f"bolt://127.0.0.1:9?password=a@{SECRET}", 2, "bolt://127.0.0.1:9?password=***"),
+        (f"neo4j://127.0.0.1:9/?auth={SECRET}&x=1", 2, "neo4j://127.0.0.1:9/?auth=***&x=***"),
+        (f"bolt://127.0.0.1:9?x={SECRET}", 2, "a bolt:// URI takes no query string"),
+        (f"http://127.0.0.1:9?password={SECRET}", 2, "http://127.0.0.1:9?password=***"),
+        # a routing context is allowed, but no value of it is printed or logged
+        (f"neo4j://127.0.0.1:9/?region={SECRET}", 3, "at neo4j://127.0.0.1:9/?region=*** ("),
+    ],
+)
+def test_a_secret_in_a_uri_query_is_never_printed_or_logged(
+    run, debug: list[str], uri: str, code: int, shown: str
+) -> None:  # type: ignore[no-untyped-def]
+    result = run(*debug, "status", LINEAGEGRAPH_GRAPH__URI=uri)
+    assert result.exit_code == code, result.output
+    assert shown in result.output
+    assert SECRET not in result.output  # stdout, stderr and the log lines (debug: the driver's)
+    assert ("Traceback" in result.output) == bool(debug)
+
+
+def test_a_graph_uri_repr_masks_its_query() -> None:
+    settings = load_settings(graph={"uri": f"neo4j://db:7687/?region={SECRET}"})
+    assert SECRET not in repr(settings) and SECRET not in repr(settings.graph)
+    assert "neo4j://db:7687/?region=***" in repr(settings.graph)
+    assert settings.graph.uri == f"neo4j://db:7687/?region={SECRET}"  # the driver gets it all
+
+
 def test_secret_values_are_masked_wherever_they_leak() -> None:
     settings = load_settings(graph={"password": SECRET}, snowflake={"password": "pw2"})
     message = f"login failed for {SECRET} via neo4j://u:p@h and pw2"

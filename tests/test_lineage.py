@@ -651,3 +651,79 @@ def test_cli_read_commands_on_an_empty_graph_say_harvest_first(
     result = CliRunner().invoke(cli, ["--data-dir", str(empty_dir), *args])
     assert result.exit_code == 3, result.output
     assert what in result.stderr and result.stdout == ""
+
+
+# --- short names of dotted table names (OpenLineage naming) ---------------------------------
+
+REVENUE_DUCK = "duckdb://shop.duckdb/shop.main.customer_revenue"
+
+
+@pytest.fixture(scope="module")
+def openlineage_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store harvested by the real CLI from dbt-ol-style events: tables of several systems
+    named the OpenLineage way (`{namespace}/{db}.{schema}.{table}`), a Snowflake table whose
+    quoted name holds a dot, and an S3 export whose file name has dots."""
+
+    def event(job: str, inputs: list[tuple[str, str]], output: tuple[str, str]) -> str:
+        return json.dumps({
+            "eventType": "COMPLETE", "eventTime": "2024-05-01T00:00:00Z",
+            "run": {"runId": f"run-{job}"}, "job": {"namespace": "dbt", "name": job},
+            "inputs": [{"namespace": ns, "name": name} for ns, name in inputs],
+            "outputs": [{"namespace": output[0], "name": output[1]}],
+        })  # fmt: skip
+
+    duck, pg = "duckdb://shop.duckdb", "postgres://db:5432"
+    lines = [
+        event("revenue", [(duck, "shop.main.orders")], (duck, "shop.main.customer_revenue")),
+        event("pg", [(pg, "crm.public.orders")], ("bigquery", "proj.sales.daily_totals")),
+        event("spark", [("spark://lake", "sales.events")], (pg, "crm.public.v2")),
+        event("sf", [("snowflake://acme", 'DB.S."My.Tab"')], ("s3://exports", "out/report.v2")),
+    ]
+    root = tmp_path_factory.mktemp("openlineage-names")
+    (root / "events.jsonl").write_text("\n".join(lines) + "\n")
+    harvested = CliRunner().invoke(cli, ["--data-dir", str(root / "g"), "harvest",
+                                         "openlineage", str(root / "events.jsonl")])  # fmt: skip
+    assert harvested.exit_code == 0, harvested.output
+    return root / "g"
+
+
+@pytest.mark.parametrize(
+    ("typed", "expected"),
+    [
+        ("customer_revenue", REVENUE_DUCK),  # duckdb, the issue's case
+        ("Customer_Revenue", REVENUE_DUCK),
+        ("main.customer_revenue", REVENUE_DUCK),  # a longer dotted tail
+        ("shop.main.customer_revenue", REVENUE_DUCK),  # the whole name, as before
+        ("daily_totals", "bigquery:///proj.sales.daily_totals"),
+        ("events", "spark://lake/sales.events"),  # a Spark catalog table
+        ("my.tab", 'snowflake://acme/DB.S."My.Tab"'),  # Snowflake's name is whole, as before
+        ("report.v2", "s3://exports/out/report.v2"),  # a path's last segment, as before
+        ("v2", "postgres://db:5432/crm.public.v2"),  # a path's dots are no separators
+    ],
+)
+def test_cli_a_dotted_tables_last_parts_are_its_short_name(
+    openlineage_dir: Path, typed: str, expected: str
+) -> None:
+    result = CliRunner().invoke(cli, ["--data-dir", str(openlineage_dir), "upstream", typed])
+    assert result.exit_code == 0, result.output
+    assert re.match(rf"(nothing )?upstream of {re.escape(expected)}[: ]", result.output)
+
+
+@pytest.mark.parametrize(
+    ("typed", "answer"),
+    [
+        # two tables share the short name: the ambiguity answer lists both
+        ("orders", "names several assets; give the full urn"),
+        # a path's dots and a Snowflake name's are no separators
+        ("tab", "no asset matches 'tab'"),
+        ("main", "no asset matches 'main'"),  # only trailing parts are short names
+        ("omer_revenue", "no asset matches 'omer_revenue'"),  # whole parts only
+    ],
+)
+def test_cli_short_names_stay_unambiguous(openlineage_dir: Path, typed: str, answer: str) -> None:
+    result = CliRunner().invoke(cli, ["--data-dir", str(openlineage_dir), "upstream", typed])
+    assert result.exit_code == 1, result.output
+    assert answer in result.stderr
+    if typed == "orders":
+        assert "duckdb://shop.duckdb/shop.main.orders" in result.stderr
+        assert "postgres://db:5432/crm.public.orders" in result.stderr

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from lineagegraph.errors import LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import (
+    WHOLE_NAME_SYSTEMS,
     IdentityError,
     column_urn,
     dataset_urn,
@@ -216,9 +217,7 @@ def resolve(store: GraphStore, settings: Settings, text: str) -> str:
     accountless = _snowflake_without_account(store, settings, text)
     if accountless:
         return accountless
-    named = store.read(
-        "lineage_assets_named", {"name": text.strip().lower(), "limit": SUGGESTIONS + 1}
-    )
+    named = short_named(store, text)
     if len(named) == 1:
         return str(named[0]["urn"])
     if named:
@@ -231,6 +230,17 @@ def resolve(store: GraphStore, settings: Settings, text: str) -> str:
     if "://" not in text and text.count(".") >= 2 and not settings.identity.snowflake_account:
         hint = " (set identity.snowflake_account to look up Snowflake names)"
     raise AssetNotFound(f"no asset matches {text!r}{hint}", suggest(store, text, candidates))
+
+
+def short_named(store: GraphStore, text: str) -> list[dict[str, Any]]:
+    """The assets `text` is a short name of (up to SUGGESTIONS + 1): their whole name, or a
+    dotted tail of a table's name (`customer_revenue`, `main.customer_revenue` for
+    `duckdb://shop.duckdb/shop.main.customer_revenue`), case-insensitively."""
+    name = text.strip().lower()
+    return store.read("lineage_assets_named", {
+        "name": name, "dotted": "." + name, "whole_name_systems": sorted(WHOLE_NAME_SYSTEMS),
+        "limit": SUGGESTIONS + 1,
+    })  # fmt: skip
 
 
 def _snowflake_without_account(store: GraphStore, settings: Settings, text: str) -> str | None:

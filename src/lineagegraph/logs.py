@@ -6,6 +6,8 @@ import json
 import logging
 from datetime import UTC, datetime
 
+from lineagegraph.settings import redact
+
 # Attributes every LogRecord has; anything else was passed with `extra=` and is structured data.
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}
 
@@ -26,13 +28,26 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str, ensure_ascii=False)
 
 
+class Redacting(logging.Formatter):
+    """Another formatter's lines with URI passwords and query values masked: a library's
+    debug line (a driver's) may quote a URI a user gave with credentials in it."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(self.inner.format(record))
+
+
 def configure(debug: bool, fmt: str) -> None:
     """Logs go to stderr: INFO for lineagegraph's own progress, DEBUG with --debug."""
     handler = logging.StreamHandler()
     if fmt == "json":
-        handler.setFormatter(JsonFormatter())
+        handler.setFormatter(Redacting(JsonFormatter()))
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        plain = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        handler.setFormatter(Redacting(plain))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.WARNING)

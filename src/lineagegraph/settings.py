@@ -12,7 +12,7 @@ import ipaddress
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +54,12 @@ class Section(BaseModel):
         so that a half-configured source does not stop commands that never touch it."""
 
 
+# Query-string keys that carry credentials: refused in [graph] uri, as a user:password@ is.
+_CREDENTIAL_KEY = re.compile(
+    r"(?i)(user(name)?|pass(word|wd)?|pwd|secret|token|auth\w*|credentials?|\w*key)"
+)
+
+
 class GraphSettings(Section):
     uri: str | None = Field(
         None,
@@ -76,12 +82,32 @@ class GraphSettings(Section):
         schemes = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
         if not uri.startswith(schemes):
             raise ValueError(f"must start with one of {', '.join(schemes)} (got {redact(uri)!r})")
-        if "@" in uri.partition("://")[2].partition("/")[0]:
+        query = uri.partition("?")[2]
+        keys = [item.partition("=")[0] for item in re.split("[&;]", query) if item]
+        if "@" in uri.partition("://")[2].partition("/")[0].partition("?")[0] or any(
+            _CREDENTIAL_KEY.fullmatch(key) for key in keys
+        ):
             raise ValueError(
                 f"must not carry a user or password (got {redact(uri)!r}); set [graph] user "
                 "and password (LINEAGEGRAPH_GRAPH__PASSWORD) instead"
             )
+        if query and uri.startswith("bolt"):
+            raise ValueError(
+                f"a bolt:// URI takes no query string (got {redact(uri)!r}); a routing "
+                "context (?key=value) needs neo4j://"
+            )
         return uri
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        """The fields as repr shows them: the URI as `location` masks it."""
+        for name, value in super().__repr_args__():
+            yield name, redact(value) if name == "uri" and value else value
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as printed and as its harvest lock is named: the URI with any
+        query values masked, or the embedded store's data directory."""
+        return redact(self.uri) if self.uri else str(self.data_dir)
 
 
 class IdentitySettings(Section):
@@ -578,15 +604,32 @@ def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings
     return settings.model_copy(update={section: updated}) if given else settings
 
 
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s]*):[^@\s]*@")
+# A password in a URI's userinfo may hold `/` (unencoded secret keys do), never `?` or `#`.
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@\s?#]*):[^@\s?#]*@")
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]*")
+_QUERY_PARTS = re.compile(r"([&;])")
 
 
 def redact(text: str, secrets: list[str] | tuple[str, ...] = ()) -> str:
-    """`text` with URI passwords (`user:***@`) and the given secret values masked."""
-    text = _USERINFO.sub(r"\g<head>:***@", text)
+    """`text` with URI passwords (`user:***@`), the values of URI query strings
+    (`?password=***`: a driver may take credentials there) and the given secret values
+    masked."""
+    text = _URI.sub(_masked_query, _USERINFO.sub(r"\g<head>:***@", text))
     for secret in sorted(secrets, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
+
+
+def _masked_query(match: re.Match[str]) -> str:
+    """One URI with every value after its `?` masked (`?a=***&b=***`); keys stay, to read."""
+    head, mark, query = match.group(0).partition("?")
+    if not mark:
+        return head
+    parts = _QUERY_PARTS.split(query)
+    masked = [
+        p if p in "&;" else p.partition("=")[0] + "=***" if "=" in p else "***" for p in parts
+    ]
+    return f"{head}?{''.join(masked)}"
 
 
 def secret_values(model: BaseModel) -> list[str]:

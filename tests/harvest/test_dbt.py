@@ -5,6 +5,7 @@ connection) and built for real with dbt-duckdb (dbt_fixtures), written to the re
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -377,3 +378,80 @@ def test_cli_reports_unreadable_sql_and_strict_fails(dbt_build: DbtBuild, tmp_pa
     strict = CliRunner().invoke(cli, [*argv, "--strict"], env=env)
     assert strict.exit_code == 5
     assert "1 models had no column lineage (--strict)" in strict.output
+
+
+# --- malformed nodes (a hand-written manifest: no dbt needed) -------------------------------
+
+
+def _node(name: str, *parents: str, bad: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "unique_id": f"model.shop.{name}", "resource_type": "model", "name": name,
+        "alias": name, "database": "shop", "schema": "main",
+        "config": {"materialized": "table"}, "columns": {"id": {"name": "id"}},
+        "depends_on": {"nodes": [f"model.shop.{p}" for p in parents]},
+        "compiled_code": f"select id from shop.main.{parents[0] if parents else 'raw'}",
+        **(bad or {}),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ({"columns": "x"}, "columns is a string, not an object"),
+        ({"name": 12, "alias": None}, "name is a number, not a string"),
+        ({"depends_on": {"nodes": [{"x": 1}]}}, r"depends_on.nodes\[0\] is an object, not a"),
+        ({"config": ["table"]}, "config is an array, not an object"),
+        ({"columns": {"id": {"name": ["id"]}}}, r"columns\['id'\].name is an array"),
+    ],
+)
+def test_a_malformed_node_is_skipped_and_reported_the_rest_harvested(
+    tmp_path: Path, bad: dict[str, Any], says: str
+) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    nodes = {"model.shop.orders": _node("orders"), "model.shop.broken": _node("broken", bad=bad),
+             "model.shop.revenue": _node("revenue", "orders", "broken")}  # fmt: skip
+    (target / "manifest.json").write_text(json.dumps({
+        "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json",
+                     "adapter_type": "duckdb", "project_name": "shop",
+                     "generated_at": "2024-05-01T00:00:00Z"},
+        "nodes": nodes, "sources": {},
+    }))  # fmt: skip
+    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+           "LINEAGEGRAPH_DBT__NAMESPACE": "duckdb://shop.duckdb"}  # fmt: skip
+    result = CliRunner().invoke(cli, ["harvest", "dbt", "--target-path", str(target)], env=env)
+    assert result.exit_code == 0, result.output
+    assert re.search(
+        rf"warning: {re.escape(str(target / 'manifest.json'))}: model.shop.broken: skipped: {says}",
+        result.output,
+    ), result.output
+    assert "2 models, 0 seeds" in result.output and "1 malformed skipped" in result.output
+    assert ": partial" in result.output
+    runs = CliRunner().invoke(cli, ["query", "--format", "json",
+                                    "MATCH (r:HarvestRun {system: 'dbt'}) RETURN r.status AS s, "
+                                    "r.count_dbt_skipped_bad_nodes AS bad"], env=env)  # fmt: skip
+    assert json.loads(runs.output) == [{"s": "partial", "bad": 1}], runs.output
+    flows = CliRunner().invoke(cli, ["query", "--format", "json", "MATCH (a)-[:FLOWS_TO]->(b) "
+                                     "RETURN a.name AS a, b.name AS b"], env=env)  # fmt: skip
+    assert json.loads(flows.output) == [{"a": "shop.main.orders", "b": "shop.main.revenue"}]
+
+
+def test_a_malformed_catalog_entry_falls_back_to_the_manifest_columns(tmp_path: Path) -> None:
+    target = tmp_path / "target"
+    target.mkdir()
+    (target / "manifest.json").write_text(json.dumps({
+        "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json",
+                     "adapter_type": "duckdb", "project_name": "shop",
+                     "generated_at": "2024-05-01T00:00:00Z"},
+        "nodes": {"model.shop.orders": _node("orders")}, "sources": {},
+    }))  # fmt: skip
+    (target / "catalog.json").write_text(json.dumps(
+        {"nodes": {"model.shop.orders": {"columns": {"ID": {"index": "first"}}}}}
+    ))  # fmt: skip
+    project = read_project(target, namespace="duckdb://shop.duckdb")
+    columns = [item.name for item in project.items() if isinstance(item, Column)]
+    assert columns == ["id"]
+    assert project.report.problems == [
+        f"{target / 'catalog.json'}: model.shop.orders: columns not read "
+        "(columns['ID'] has no name); the manifest's are used"
+    ]

@@ -52,7 +52,7 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     options = settings.serve
     click.echo(
         f"lineagegraph serve: http://{options.host}:{options.port} "
-        f"(store {settings.graph.uri or settings.graph.data_dir}; "
+        f"(store {settings.graph.location}; "
         f"token {'required' if options.token else 'not set'})",
         err=True,
     )

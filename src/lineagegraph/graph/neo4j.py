@@ -11,7 +11,7 @@ from neo4j import exceptions as neo4j_errors
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result
 from lineagegraph.graph.statements import schema_statements
-from lineagegraph.settings import GraphSettings
+from lineagegraph.settings import GraphSettings, redact
 
 
 class Neo4jStore(GraphStore):
@@ -20,28 +20,34 @@ class Neo4jStore(GraphStore):
     def __init__(self, settings: GraphSettings) -> None:
         assert settings.uri, "Neo4jStore needs a URI"
         self.batch_size = settings.batch_size
-        self.location = settings.uri
+        self.location = settings.location  # query values masked: it is printed and logged
         self._database = settings.database
         auth = (settings.user, settings.password.get_secret_value()) if settings.password else None
-        self._driver = GraphDatabase.driver(settings.uri, auth=auth)
+        try:
+            self._driver = GraphDatabase.driver(settings.uri, auth=auth)
+        except (neo4j_errors.ConfigurationError, ValueError) as exc:
+            # The driver's message quotes the whole URI, secrets and all.
+            raise StoreError(
+                f"Neo4j URI {self.location} is not usable: {redact(_first_line(exc))}"
+            ) from None
         try:
             self._driver.verify_connectivity()
         except neo4j_errors.AuthError:
             self._driver.close()
             raise StoreError(
-                f"Neo4j at {settings.uri} rejected the credentials of user {settings.user!r}; "
+                f"Neo4j at {self.location} rejected the credentials of user {settings.user!r}; "
                 "set LINEAGEGRAPH_GRAPH__USER / LINEAGEGRAPH_GRAPH__PASSWORD"
             ) from None
         except (neo4j_errors.ServiceUnavailable, neo4j_errors.DriverError, OSError) as exc:
             self._driver.close()
             raise StoreError(
-                f"cannot reach Neo4j at {settings.uri} ({_first_line(exc)}); is it running? "
-                "`docker compose up -d` starts one"
+                f"cannot reach Neo4j at {self.location} ({redact(_first_line(exc))}); is it "
+                "running? `docker compose up -d` starts one"
             ) from None
         except neo4j_errors.Neo4jError as exc:
             self._driver.close()
             raise StoreError(
-                f"Neo4j at {settings.uri} refused the connection: {exc.message}"
+                f"Neo4j at {self.location} refused the connection: {redact(str(exc.message))}"
             ) from None
 
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:

@@ -92,7 +92,7 @@ def harvest_all(
             + " (in the config file or as LINEAGEGRAPH_* variables)"
         )
     results: list[SourceResult] = []
-    lock = lock_file(settings.graph.uri or str(settings.graph.data_dir))
+    lock = lock_file(settings.graph.location)
     with harvest_lock(lock), open_store(settings.graph) as store:
         for harvester in chosen:
             reason = why_not[harvester.name]

@@ -84,6 +84,67 @@ def manifest_version(manifest: Any, where: Path) -> int:
     return version
 
 
+# The node fields lineagegraph reads and the JSON types dbt's schema gives them (None: absent
+# or null is fine too). A node with another type is skipped, not read halfway.
+_TEXT_FIELDS = ("resource_type", "name", "alias", "identifier", "database", "schema",
+                "relation_name", "compiled_code", "attached_node", "column_name")  # fmt: skip
+_OBJECT_FIELDS = ("config", "depends_on", "columns")
+_JSON_TYPES = {str: "a string", dict: "an object", list: "an array", bool: "a boolean"}
+
+
+def node_defect(node: dict[str, Any]) -> str | None:
+    """Why a manifest node cannot be read (a field of the wrong type), or None if it can."""
+    for key in _TEXT_FIELDS:
+        if (problem := _not_a(str, node.get(key), key)) is not None:
+            return problem
+    for key in _OBJECT_FIELDS:
+        if (problem := _not_a(dict, node.get(key), key)) is not None:
+            return problem
+    config = node.get("config") or {}
+    depends = node.get("depends_on") or {}
+    checks = [
+        _not_a(str, config.get("materialized"), "config.materialized"),
+        _not_a(list, depends.get("nodes"), "depends_on.nodes"),
+    ]
+    checks += [_not_a(str, parent, f"depends_on.nodes[{i}]")
+               for i, parent in enumerate(depends.get("nodes") or [])]  # fmt: skip
+    for name, column in (node.get("columns") or {}).items():
+        checks.append(_not_a(dict, column, f"columns[{name!r}]"))
+        if isinstance(column, dict):
+            checks.append(_not_a(str, column.get("name"), f"columns[{name!r}].name"))
+            checks.append(_not_a(bool, column.get("quote"), f"columns[{name!r}].quote"))
+    return next((problem for problem in checks if problem is not None), None)
+
+
+def catalog_defect(entry: Any) -> str | None:
+    """Why a catalog entry's columns cannot be read, or None if they can (or it lists none)."""
+    if not isinstance(entry, dict):
+        return _not_a(dict, entry, "the entry")
+    columns = entry.get("columns")
+    if not isinstance(columns, dict):
+        return _not_a(dict, columns, "columns")  # None (no columns listed) is fine
+    for name, column in columns.items():
+        if not isinstance(column, dict):
+            return _not_a(dict, column, f"columns[{name!r}]")
+        if not column.get("name") or not isinstance(column["name"], str):
+            return _not_a(str, column.get("name"), f"columns[{name!r}].name") or (
+                f"columns[{name!r}] has no name"
+            )
+        if (problem := _not_a(int, column.get("index"), f"columns[{name!r}].index")) is not None:
+            return problem
+    return None
+
+
+def _not_a(kind: type, value: Any, key: str) -> str | None:
+    """`key` is not of `kind` (None is fine): the sentence saying so."""
+    if value is None or (isinstance(value, kind) and not (kind is int and isinstance(value, bool))):
+        return None
+    found = _JSON_TYPES.get(type(value), f"a {type(value).__name__}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        found = "a number"
+    return f"{key} is {found}, not {_JSON_TYPES.get(kind, 'a number')}"
+
+
 def _read(path: Path, *, required: bool) -> dict[str, Any] | None:
     if not path.is_file():
         if required:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, get_args
 
 from lineagegraph import identity
@@ -14,11 +14,14 @@ SYSTEM = "dbt"
 
 def check_results(
     artifacts: Artifacts,
+    nodes: Mapping[str, dict[str, Any]],
     asset_urn: Callable[[str], str | None],
     column_name: Callable[[str, str], str],
     problems: list[str],
 ) -> Iterator[CheckResult]:
     """One CheckResult per test result (unit tests test code, not data, and are left out).
+
+    `nodes` are the manifest's readable nodes (a malformed test is already reported skipped).
 
     The target is the test's attached node, or each model it depends on when a singular test
     has none; a column test targets `{asset urn}#{COLUMN}`. `asset_urn` maps a unique_id to
@@ -32,7 +35,6 @@ def check_results(
     metadata = results.get("metadata") or {}
     run_id = str(metadata.get("invocation_id") or "")
     default_at = iso_ms(metadata.get("generated_at"), where)
-    nodes = artifacts.manifest["nodes"]
     for result in results.get("results") or []:
         unique_id = str(result.get("unique_id") or "")
         node = nodes.get(unique_id)

@@ -122,11 +122,13 @@ def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
     """The line a person reads about a harvest of `target`."""
     c = report.counts
     tests = Counter(check.status for check in report.checks)
+    malformed = c.get("skipped_bad_nodes", 0)
     return (
         f"{target}: {report.adapter} project, {c.get('models', 0)} models, "
         f"{c.get('seeds', 0)} seeds, {c.get('snapshots', 0)} snapshots, "
         f"{c.get('sources', 0)} sources ({c.get('ephemeral', 0)} ephemeral, "
-        f"{c.get('disabled', 0)} disabled skipped), {c.get('columns', 0)} columns, "
+        f"{c.get('disabled', 0)} disabled{f', {malformed} malformed' if malformed else ''} "
+        f"skipped), {c.get('columns', 0)} columns, "
         f"{c.get('column_feeds', 0)} column feeds; tests: "
         + (", ".join(f"{n} {s}" for s, n in sorted(tests.items())) or "none")
         + f"; run {run.id}: {run.status}"

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph import identity
-from lineagegraph.harvest.dbt.artifacts import Artifacts, iso_ms
+from lineagegraph.harvest.dbt.artifacts import Artifacts, catalog_defect, iso_ms, node_defect
 from lineagegraph.harvest.dbt.checks import check_results
 from lineagegraph.harvest.dbt.columns import (
     ColumnLineageError,
@@ -60,7 +60,9 @@ class Project:
         self.report = DbtCounts()
         self.at = artifacts.generated_ms
         manifest = artifacts.manifest
-        self.nodes: dict[str, dict[str, Any]] = {**manifest["sources"], **manifest["nodes"]}
+        self.nodes: dict[str, dict[str, Any]] = self._readable(
+            {**manifest["sources"], **manifest["nodes"]}
+        )
         self.urns: dict[str, str] = {}  # unique_id -> urn, for every relation
         self.ephemeral: set[str] = set()
         self._columns: dict[str, list[str]] = {}
@@ -77,6 +79,20 @@ class Project:
         self.report.add("ephemeral", len(self.ephemeral))
         self.report.add("disabled", sum(len(v) for v in (manifest.get("disabled") or {}).values()))
         self._runs = self._model_runs()
+
+    def _readable(self, nodes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The nodes whose fields have the types dbt writes; each other one is skipped,
+        counted and reported by unique_id, so one bad node does not stop the harvest."""
+        where = self.artifacts.target / "manifest.json"
+        readable: dict[str, dict[str, Any]] = {}
+        for unique_id, node in nodes.items():
+            defect = node_defect(node)
+            if defect is None:
+                readable[unique_id] = node
+            else:
+                self.report.add("skipped_bad_nodes")
+                self.report.problems.append(f"{where}: {unique_id}: skipped: {defect}")
+        return readable
 
     def urn(self, unique_id: str) -> str | None:
         return self.urns.get(unique_id)
@@ -108,10 +124,18 @@ class Project:
     def _read_columns(self, unique_id: str) -> list[str]:
         catalog = self.artifacts.catalog or {}
         section = "sources" if unique_id.startswith("source.") else "nodes"
-        entry = (catalog.get(section) or {}).get(unique_id)
-        if entry and entry.get("columns"):
+        entries = catalog.get(section)
+        entry = entries.get(unique_id) if isinstance(entries, dict) else None
+        defect = catalog_defect(entry) if entry is not None else None
+        if defect is None and entry and entry.get("columns"):
             by_index = sorted(entry["columns"].values(), key=lambda c: c.get("index") or 0)
-            return [str(c["name"]) for c in by_index]
+            return [c["name"] for c in by_index]
+        if defect is not None:
+            self.report.add("skipped_bad_catalog_entries")
+            self.report.problems.append(
+                f"{self.artifacts.target / 'catalog.json'}: {unique_id}: columns not read "
+                f"({defect}); the manifest's are used"
+            )
         declared = self.nodes[unique_id].get("columns") or {}
         return [self.naming.column(str(c.get("name") or k), quoted=bool(c.get("quote")))
                 for k, c in declared.items()]  # fmt: skip
@@ -223,7 +247,9 @@ class Project:
     def checks(self) -> list[CheckResult]:
         """The run's test results, on the urns this project's relations have."""
         found = list(
-            check_results(self.artifacts, self.urn, self._stored_column, self.report.problems)
+            check_results(
+                self.artifacts, self.nodes, self.urn, self._stored_column, self.report.problems
+            )
         )
         self.report.add("tests", len(found))
         return found
