@@ -113,7 +113,12 @@ function attachSuggestions(input, onPick) {
 
 // --- Pan and zoom: the picture's viewBox is moved; the SVG always fills its box ------------
 
-const SVG_NS = "http://www.w3.org/2000/svg";
+// SVG's namespace, as the HTML parser gives it (no address written in this script)
+const SVG_NS = (() => {
+  const holder = document.createElement("div");
+  holder.innerHTML = "<svg></svg>";
+  return holder.firstChild.namespaceURI;
+})();
 const MAX_FIT = 1.25;  // a small picture is not blown up beyond this when fitted
 const MIN_BOX = 220;  // px: the lowest the picture's box gets
 const view = { svg: null, base: null, box: null, dragged: false };
@@ -437,9 +442,14 @@ const report = { columns: [], rows: [], totals: {}, sortBy: "monthly_usd", desce
 
 async function showOrphans() {
   say("Loading…");
-  const params = [["lookback_days", $("lookback").value], ["by", $("by").value]];
+  const by = $("by").value;
+  const params = [["lookback_days", $("lookback").value], ["by", by]];
+  // the chart needs rows with a bucket and a storage class: the report by both if the table's
+  // rows have not
+  const both = [["lookback_days", $("lookback").value], ["by", "dataset-class"]];
   try {
-    const doc = await getJSON(ORPHANS_URL, params);
+    const [doc, charted] = await Promise.all([getJSON(ORPHANS_URL, params),
+      by === "dataset-class" ? null : getJSON(ORPHANS_URL, both)]);
     report.rows = doc.rows;
     report.totals = doc.totals;
     report.columns = tableColumns(doc.rows.length ? Object.keys(doc.rows[0]) : []);
@@ -449,7 +459,7 @@ async function showOrphans() {
     $("report-title").textContent = `Orphaned S3 objects as of ${doc.as_of}: nothing consumed `
       + `them in the ${doc.lookback_days} days since ${doc.since} (prices: `
       + `${doc.price_table.region}, ${doc.price_table.currency} a month)`;
-    costChart(doc.rows);
+    costChart((charted || doc).rows);
     drawReport();
     say([doc.rows.length ? "" : "No orphaned objects.", ...doc.warnings, ...doc.notes]
       .join("\n").trim());
