@@ -7,8 +7,12 @@ is an :Asset, a job a :Transformation, and the edges its READS_FROM and WRITES_T
 urns and back through lineagegraph.identity. Like Marquez, the answer is everything connected to
 the start within `depth` job levels, both ways.
 
-Asset-to-asset lineage recorded without a transformation (a view's dependencies) has no job to
-show, so it is not in this answer; lineagegraph's own upstream/downstream commands show it.
+Asset-to-asset lineage recorded without a transformation (a FLOWS_TO with an empty `via`: a
+Snowflake view's OBJECT_DEPENDENCIES) has no :Transformation. It is shown as a job all the same
+(a view is a job in OpenLineage terms), so that a Marquez client walks the chain that
+`lineagegraph upstream` walks: one job per asset receiving such lineage, with the asset's own
+namespace and name (`job:snowflake://acct:DB.S.V` for the view `snowflake://acct/DB.S.V`),
+reading the asset's job-less inputs and writing the asset.
 """
 
 from __future__ import annotations
@@ -31,6 +35,21 @@ MAX_SPLITS = 64  # colons tried when a node id's namespace and name are ambiguou
 # Marquez's own reading of an id: the delimiter is a ':' not followed by '//' or a digit, so
 # `s3://bucket` and `postgres://host:5432` stay whole namespaces.
 _MARQUEZ_DELIMITER = re.compile(r":(?!//|\d)")
+
+
+VIEW_JOB = "view-job:"
+"""Prefix of the key of a job standing for job-less lineage into an asset (the asset's urn
+follows). A transformation's urn starts with a scheme and `://`, so none starts so."""
+
+
+def view_job(urn: str) -> str:
+    """The key of the job standing for the job-less lineage into the asset `urn`."""
+    return VIEW_JOB + urn
+
+
+def view_of(job: str) -> str | None:
+    """The asset whose job-less lineage the job key `job` stands for, or None (a real job)."""
+    return job.removeprefix(VIEW_JOB) if job.startswith(VIEW_JOB) else None
 
 
 class NodeNotFound(LookupError):
@@ -90,6 +109,14 @@ def resolve(store: GraphStore, text: str, rules: FoldRules) -> Node:
     for urn, namespace, name in candidates:
         if urn in found:
             return Node(urn, "DATASET" if kind == "dataset" else "JOB", namespace, name)
+    if kind == "job":  # no transformation: perhaps the job of an asset's job-less lineage
+        views = [(urn, ns, name) for ns, name in splits(rest)
+                 for urn in identity.openlineage_urns(ns, name, rules)]  # fmt: skip
+        found = {row["urn"] for row in store.read("serve_view_jobs",
+                                                  {"urns": [v[0] for v in views]})}  # fmt: skip
+        for urn, namespace, name in views:
+            if urn in found:
+                return Node(view_job(urn), "JOB", namespace, name)
     raise NodeNotFound(f"no {kind} {rest!r} in the graph", suggest(store, candidates[0][0]))
 
 
@@ -113,13 +140,15 @@ def lineage_graph(
     else:
         level_jobs, levels = [start.urn], 1
         jobs.add(start.urn)
-        params = {"urns": level_jobs, "include_deleted": include_deleted}
-        edges = _edges(store.read("serve_job_assets", params))
+        edges = _job_edges(store, start.urn, include_deleted)
         frontier = sorted({a for _, a, _ in edges} - assets)
         assets.update(frontier)
     while frontier and levels < depth:
         params = {"urns": frontier, "jobs": level_jobs, "include_deleted": include_deleted}
         found = _edges(store.read("serve_lineage_level", params))
+        views = sorted(v for v in map(view_of, jobs) if v is not None)
+        params = {"urns": frontier, "views": views, "include_deleted": include_deleted}
+        found |= _view_edges(store.read("serve_view_jobs_level", params))
         level_jobs = sorted({j for j, _, _ in found} - jobs)
         if not level_jobs:
             break
@@ -135,6 +164,31 @@ def _edges(rows: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
     return {(row["job"], row["asset"], row["rel"]) for row in rows}
 
 
+def _view_edges(rows: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """The edges of the jobs standing for job-less lineage (rows of serve_view_jobs_level)."""
+    edges = set()
+    for row in rows:
+        job = view_job(row["view"])
+        edges |= {(job, asset, "READS_FROM") for asset in row["reads"]}
+        if row["shown"]:
+            edges.add((job, row["view"], "WRITES_TO"))
+    return edges
+
+
+def _job_edges(store: GraphStore, job: str, include_deleted: bool) -> set[tuple[str, str, str]]:
+    """The datasets one job reads and writes: a transformation's, or those of the job standing
+    for the job-less lineage into an asset."""
+    view = view_of(job)
+    if view is None:
+        params = {"urns": [job], "include_deleted": include_deleted}
+        return _edges(store.read("serve_job_assets", params))
+    params = {"urns": [view], "views": [], "include_deleted": include_deleted}
+    rows = [r for r in store.read("serve_view_jobs_level", params) if r["view"] == view]
+    (target,) = store.read("serve_assets", {"urns": [view]})
+    shown = include_deleted or target["deleted_at"] is None
+    return _view_edges([r | {"shown": shown} for r in rows])
+
+
 def _graph_nodes(
     store: GraphStore,
     assets: set[str],
@@ -144,11 +198,11 @@ def _graph_nodes(
 ) -> list[dict[str, Any]]:
     asset_rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": sorted(assets)})}
     job_rows = {r["urn"]: r for r in store.read("serve_jobs", {"urns": sorted(jobs)})}
+    views = sorted(v for v in map(view_of, jobs) if v is not None)
+    job_rows.update((view_job(r["urn"]), _view_job_row(r))
+                    for r in store.read("serve_view_jobs", {"urns": views}))  # fmt: skip
     ids = {urn: node_id("DATASET", *identity.openlineage_name(urn)) for urn in asset_rows}
-    ids.update(
-        (urn, node_id("JOB", *identity.openlineage_job_name(urn, row["name"] or "")))
-        for urn, row in job_rows.items()
-    )
+    ids.update((urn, node_id("JOB", *job_name(row))) for urn, row in job_rows.items())
     inward: dict[str, list[dict[str, str]]] = {urn: [] for urn in ids}
     outward: dict[str, list[dict[str, str]]] = {urn: [] for urn in ids}
     reads: dict[str, list[str]] = {urn: [] for urn in job_rows}
@@ -210,8 +264,25 @@ def dataset_data(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _view_job_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A serve_jobs row for the job standing for the job-less lineage into an asset: the
+    asset's urn as `view`, and no urn, runs or last run of its own."""
+    return {"urn": None, "view": row["urn"], "name": None, "system": row["system"],
+            "first_seen": row["first_seen"], "last_seen": row["last_seen"], "runs": None,
+            "last_run_id": None, "last_run_at": None}  # fmt: skip
+
+
+def job_name(row: dict[str, Any]) -> tuple[str, str]:
+    """A job's OpenLineage (namespace, name); the job of an asset's job-less lineage has the
+    asset's."""
+    if row.get("view"):
+        return identity.openlineage_name(row["view"])
+    return identity.openlineage_job_name(row["urn"], row["name"] or "")
+
+
 def job_data(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -> dict[str, Any]:
-    namespace, name = identity.openlineage_job_name(row["urn"], row["name"] or "")
+    namespace, name = job_name(row)
+    view = row.get("view")
 
     def named(urns: Iterable[str]) -> list[dict[str, str]]:
         return [dict(zip(("namespace", "name"), identity.openlineage_name(u), strict=True))
@@ -228,11 +299,13 @@ def job_data(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -
         "inputs": named(reads),
         "outputs": named(writes),
         "location": None,
-        "description": None,
+        "description": f"lineage into {view} recorded without a job" if view else None,
         "facets": {},
         "latestRun": None,
-        # lineagegraph's own, beside Marquez's:
+        # lineagegraph's own, beside Marquez's (`view`: the asset whose job-less lineage this
+        # job stands for; it has no urn of its own):
         "urn": row["urn"],
+        "view": view,
         "system": row["system"],
         "runs": row["runs"],
         "lastRunId": row["last_run_id"],

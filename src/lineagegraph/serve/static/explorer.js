@@ -111,10 +111,128 @@ function attachSuggestions(input, onPick) {
 
 // --- Pictures ------------------------------------------------------------------------------
 
+// --- Pan and zoom: the picture's viewBox is moved; the SVG always fills its box ------------
+
+// SVG's namespace, as the HTML parser gives it (no address written in this script)
+const SVG_NS = (() => {
+  const holder = document.createElement("div");
+  holder.innerHTML = "<svg></svg>";
+  return holder.firstChild.namespaceURI;
+})();
+const MAX_FIT = 1.25;  // a small picture is not blown up beyond this when fitted
+const MIN_BOX = 220;  // px: the lowest the picture's box gets
+const view = { svg: null, base: null, box: null, dragged: false };
+
+function setBox(box) {
+  view.box = box;
+  view.svg.setAttribute("viewBox", box.map((n) => n.toFixed(1)).join(" "));
+}
+
+// The whole picture in its box: the box as tall as the picture needs at the width it has (at
+// most what is left of the window), the picture scaled to fit and centred.
+function fitPicture() {
+  if (!view.svg) return;
+  const canvas = $("canvas");
+  const [bx, by, bw, bh] = view.base;
+  const width = canvas.clientWidth;
+  const room = Math.max(MIN_BOX, window.innerHeight - canvas.getBoundingClientRect().top - 12);
+  const scale = Math.min(width / bw, room / bh, MAX_FIT);
+  const height = Math.max(MIN_BOX, Math.min(room, Math.ceil(bh * scale) + 16));
+  canvas.style.height = height + "px";  // CSSOM: allowed by the page's CSP
+  const w = canvas.clientWidth / scale;
+  const h = canvas.clientHeight / scale;
+  setBox([bx + (bw - w) / 2, by + (bh - h) / 2, w, h]);
+}
+
+// Zoom by `factor` (below 1: in) keeping the point at (px, py) in the box where it is.
+function zoom(factor, px = 0.5, py = 0.5) {
+  if (!view.box) return;
+  const [x, y, w, h] = view.box;
+  const cx = x + px * w;
+  const cy = y + py * h;
+  setBox([cx - (cx - x) * factor, cy - (cy - y) * factor, w * factor, h * factor]);
+}
+
+function attachPanZoom() {
+  const canvas = $("canvas");
+  canvas.addEventListener("wheel", (event) => {
+    if (!view.svg) return;
+    event.preventDefault();
+    const rect = view.svg.getBoundingClientRect();
+    zoom(Math.exp(event.deltaY * 0.0015), (event.clientX - rect.left) / rect.width,
+      (event.clientY - rect.top) / rect.height);
+  }, { passive: false });
+  canvas.addEventListener("pointerdown", (event) => {
+    if (!view.svg || event.button !== 0) return;
+    const start = [event.clientX, event.clientY];
+    const from = view.box;
+    const perPixel = from[2] / view.svg.getBoundingClientRect().width;
+    view.dragged = false;
+    const move = (e) => {
+      const dx = e.clientX - start[0];
+      const dy = e.clientY - start[1];
+      if (!view.dragged && Math.hypot(dx, dy) < 4) return;  // a click, not a drag
+      view.dragged = true;
+      canvas.classList.add("panning");
+      setBox([from[0] - dx * perPixel, from[1] - dy * perPixel, from[2], from[3]]);
+    };
+    const up = () => {
+      window.removeEventListener("pointermove", move);
+      window.removeEventListener("pointerup", up);
+      canvas.classList.remove("panning");
+    };
+    window.addEventListener("pointermove", move);
+    window.addEventListener("pointerup", up);
+  });
+  // a drag ends without clicking what it started on
+  canvas.addEventListener("click", (event) => {
+    if (view.dragged) { event.stopPropagation(); view.dragged = false; }
+  }, true);
+  $("zoom-in").addEventListener("click", () => zoom(1 / 1.25));
+  $("zoom-out").addEventListener("click", () => zoom(1.25));
+  $("zoom-fit").addEventListener("click", fitPicture);
+  window.addEventListener("resize", fitPicture);
+}
+
+// Each edge's transformations written on it (a short name; every urn on hover), from the
+// `<title>` the server gives the edge.
+function labelEdges(svg) {
+  const firstNode = svg.querySelector("g.node");
+  for (const path of svg.querySelectorAll("path.edge")) {
+    const title = path.querySelector("title");
+    if (!title || !path.getTotalLength) continue;
+    const urns = title.textContent.split(", ");
+    const short = urns.map((u) => u.replace(/\/+$/, "").split("/").pop() || u);
+    let text = short.join(", ");
+    if (text.length > 28) text = text.slice(0, 27) + "…";
+    const middle = path.getPointAtLength(path.getTotalLength() / 2);
+    const label = document.createElementNS(SVG_NS, "text");
+    label.setAttribute("class", "edge-label");
+    label.setAttribute("x", middle.x.toFixed(1));
+    label.setAttribute("y", (middle.y - 5).toFixed(1));
+    label.setAttribute("text-anchor", "middle");
+    label.textContent = text;
+    const tip = document.createElementNS(SVG_NS, "title");
+    tip.textContent = urns.join("\n");
+    label.append(tip);
+    svg.insertBefore(label, firstNode);
+  }
+}
+
 function draw(picture, onNode) {
   const parsed = new DOMParser().parseFromString(picture.svg, "image/svg+xml");
   const svg = document.importNode(parsed.documentElement, true);
+  const base = (svg.getAttribute("viewBox") || "").split(/[\s,]+/).map(Number);
+  view.base = base.length === 4 && base.every(Number.isFinite) ? base
+    : [0, 0, Number(svg.getAttribute("width")) || 800, Number(svg.getAttribute("height")) || 400];
+  svg.setAttribute("width", "100%");
+  svg.setAttribute("height", "100%");
+  svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
+  view.svg = svg;
   $("canvas").replaceChildren(svg);
+  $("zoom").hidden = false;
+  fitPicture();
+  labelEdges(svg);
   $("picked").textContent = "";  // a column view's clicked column, said again if still lit
   for (const g of svg.querySelectorAll("g.node")) {
     // a node's place in `nodes` names it exactly: its urn may hold characters XML cannot
@@ -319,21 +437,29 @@ async function showAsset(name) {
 // `lineagegraph orphans --format json`, as this server's explorer route answers it (the
 // /api/v1/orphans route answers the same document).
 const ORPHANS_URL = "/api/v1/orphans";
-const report = { columns: [], rows: [], totals: {}, sortBy: "monthly_usd", descending: true };
+const report = { columns: [], rows: [], totals: {}, sortBy: "monthly_usd", descending: true,
+  currency: "USD" };
 
 async function showOrphans() {
   say("Loading…");
-  const params = [["lookback_days", $("lookback").value], ["by", $("by").value]];
+  const by = $("by").value;
+  const params = [["lookback_days", $("lookback").value], ["by", by]];
+  // the chart needs rows with a bucket and a storage class: the report by both if the table's
+  // rows have not
+  const both = [["lookback_days", $("lookback").value], ["by", "dataset-class"]];
   try {
-    const doc = await getJSON(ORPHANS_URL, params);
+    const [doc, charted] = await Promise.all([getJSON(ORPHANS_URL, params),
+      by === "dataset-class" ? null : getJSON(ORPHANS_URL, both)]);
     report.rows = doc.rows;
     report.totals = doc.totals;
-    report.columns = doc.rows.length ? Object.keys(doc.rows[0]) : [];
+    report.columns = tableColumns(doc.rows.length ? Object.keys(doc.rows[0]) : []);
+    report.currency = doc.price_table.currency;
     report.sortBy = "monthly_usd";
     report.descending = true;
     $("report-title").textContent = `Orphaned S3 objects as of ${doc.as_of}: nothing consumed `
       + `them in the ${doc.lookback_days} days since ${doc.since} (prices: `
       + `${doc.price_table.region}, ${doc.price_table.currency} a month)`;
+    costChart((charted || doc).rows);
     drawReport();
     say([doc.rows.length ? "" : "No orphaned objects.", ...doc.warnings, ...doc.notes]
       .join("\n").trim());
@@ -353,10 +479,112 @@ function compare(a, b) {
   return String(a).localeCompare(String(b));
 }
 
+// Sizes and money for people; the exact value (the report's own) on hover and in the JSON.
+const UNITS = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+
+function size(bytes) {
+  let value = Number(bytes);
+  let unit = 0;
+  while (Math.abs(value) >= 1024 && unit < UNITS.length - 1) { value /= 1024; unit++; }
+  if (unit === 0) return `${value.toLocaleString("en-US")} bytes`;
+  const digits = Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 2;
+  return `${value.toFixed(digits)} ${UNITS[unit]}`;
+}
+
+function money(amount) {
+  const value = Number(amount);
+  const places = value === 0 || Math.abs(value) >= 1 ? 2
+    : Math.min(9, Math.max(2, 1 - Math.floor(Math.log10(Math.abs(value)))));
+  const text = Math.abs(value).toLocaleString("en-US",
+    { minimumFractionDigits: places, maximumFractionDigits: places });
+  return (value < 0 ? "-$" : "$") + text;
+}
+
+// How a report column shows: [the text, the exact value on hover, right-aligned?].
+function shown(value, column) {
+  if (value === null || value === undefined) return ["", "", false];
+  if (/bytes$/.test(column)) return [size(value), `${Number(value).toLocaleString("en-US")} bytes`, true];
+  if (/_usd$/.test(column)) return [money(value), `${value} ${report.currency} a month`, true];
+  if (/(_modified|_read)$/.test(column) && typeof value === "string") {
+    return [value.slice(0, 10), value, false];
+  }
+  if (isNumber(value) && !/(bucket|dataset|class)$/.test(column)) {
+    return [Number(value).toLocaleString("en-US"), String(value), true];
+  }
+  return [String(value), "", false];
+}
+
 function cell(value, column) {
-  const numeric = isNumber(value) && !/(bucket|dataset|class)$/.test(column);
-  const text = typeof value === "number" ? value.toLocaleString("en-US") : value ?? "";
-  return element("td", text, numeric ? "num" : "");
+  const [text, exact, numeric] = shown(value, column);
+  const td = element("td", text, numeric ? "num" : "");
+  if (exact && exact !== text) td.title = exact;
+  return td;
+}
+
+// The columns the table shows: a size in GiB is the size in bytes again (its exact figure is
+// in the JSON and on hover), so only the bytes column is shown.
+function tableColumns(columns) {
+  return columns.filter((c) => !(/gib$/.test(c) && columns.includes(c.replace(/gib$/, "bytes"))));
+}
+
+// --- The cost chart: monthly cost by storage class and by bucket, summed from the rows -----
+
+function costChart(rows) {
+  const charts = [];
+  for (const [column, heading] of [["storage_class", "by storage class"], ["bucket", "by bucket"]]) {
+    if (!rows.length || !(column in rows[0])) continue;
+    const sums = new Map();
+    for (const row of rows) {
+      const key = row[column] ?? "?";
+      sums.set(key, (sums.get(key) || 0) + Number(row.monthly_usd || 0));
+    }
+    const bars = [...sums].sort((a, b) => b[1] - a[1]).slice(0, 12);
+    charts.push(barChart(`Monthly cost ${heading}`, bars));
+  }
+  $("report-chart").replaceChildren(...charts);
+  $("report-chart").hidden = charts.length === 0;
+}
+
+function barChart(heading, bars) {
+  const figure = element("figure", null, "chart");
+  figure.append(element("figcaption", heading));
+  const rowHeight = 22;
+  const labelWidth = 150;
+  const barWidth = 260;
+  const svg = document.createElementNS(SVG_NS, "svg");
+  const height = bars.length * rowHeight + 4;
+  svg.setAttribute("viewBox", `0 0 ${labelWidth + barWidth + 90} ${height}`);
+  svg.setAttribute("width", String(labelWidth + barWidth + 90));
+  svg.setAttribute("height", String(height));
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", heading);
+  const most = Math.max(...bars.map(([, v]) => v), 1e-12);
+  bars.forEach(([name, value], i) => {
+    const g = document.createElementNS(SVG_NS, "g");
+    g.setAttribute("class", "bar");
+    g.setAttribute("transform", `translate(0 ${i * rowHeight + 2})`);
+    const label = document.createElementNS(SVG_NS, "text");
+    label.setAttribute("x", String(labelWidth - 6));
+    label.setAttribute("y", "14");
+    label.setAttribute("text-anchor", "end");
+    label.textContent = String(name).length > 22 ? String(name).slice(0, 21) + "…" : String(name);
+    const rect = document.createElementNS(SVG_NS, "rect");
+    rect.setAttribute("x", String(labelWidth));
+    rect.setAttribute("y", "3");
+    rect.setAttribute("height", String(rowHeight - 6));
+    rect.setAttribute("width", Math.max(1, (value / most) * barWidth).toFixed(1));
+    const amount = document.createElementNS(SVG_NS, "text");
+    amount.setAttribute("class", "amount");
+    amount.setAttribute("x", (labelWidth + Math.max(1, (value / most) * barWidth) + 6).toFixed(1));
+    amount.setAttribute("y", "14");
+    amount.textContent = money(value);
+    const tip = document.createElementNS(SVG_NS, "title");
+    tip.textContent = `${name}: ${value.toFixed(9)} ${report.currency} a month`;
+    g.append(tip, label, rect, amount);
+    svg.append(g);
+  });
+  figure.append(svg);
+  return figure;
 }
 
 function drawReport() {
@@ -427,6 +655,7 @@ function main() {
     $(id).addEventListener("change", showLineage);
   }
   $("path-form").addEventListener("submit", (event) => { event.preventDefault(); showPaths(); });
+  attachPanZoom();
 }
 
 main();
