@@ -4,9 +4,11 @@ or lineagegraph's own listener) into the graph, on the same urns as every other 
 A file holds JSON lines (one event per line, the file transport's append mode) or one event,
 possibly pretty-printed (its one-file-per-event mode). Only COMPLETE events carry lineage: a
 run's START repeats its datasets and would count the run twice; FAIL and ABORT are counted on
-the :HarvestRun, never drawn as lineage. A malformed event is skipped and reported by file and
-line; a facet of an unknown kind is ignored; a known facet with a broken shape is skipped and
-reported, and the rest of its event is kept.
+the :HarvestRun, never drawn as lineage; the dataQualityAssertions of every event become checks.
+A malformed event is skipped and reported by file and line; a facet of an unknown kind is
+ignored; a known facet with a broken shape is skipped and reported, and the rest of its event is
+kept. One event costs at most what the [openlineage] caps allow (max_event_datasets,
+max_event_flows), and one the store refuses is skipped without keeping any other out.
 """
 
 from __future__ import annotations
