@@ -279,7 +279,7 @@ class EventMapper:
         reads, writes = tuple(dict.fromkeys(inputs)), tuple(dict.fromkeys(outputs))
         out.append(Transformation(job_urn, SYSTEM, job["name"], run_id, at, None, reads, writes))
         out.extend(self._flows(reads, writes, at, job_urn, where))
-        known = {urn: None for urn in inputs} | dict.fromkeys(outputs)
+        known = dict.fromkeys(reads + writes)
         for dataset, urn in zip(event.get("outputs") or [], outputs, strict=True):
             out.extend(self._columns(dataset, urn, at, job_urn, where, known))
         return Sighting(at, run_id, out)
@@ -314,7 +314,10 @@ class EventMapper:
 
     def _check_size(self, event: dict[str, Any]) -> None:
         """Refuse an event listing more than `max_datasets` datasets before mapping any."""
-        listed = sum(len(v) for v in (event.get("inputs"), event.get("outputs")) if type(v) is list)
+        inputs, outputs = event.get("inputs"), event.get("outputs")
+        listed = (len(inputs) if type(inputs) is list else 0) + (
+            len(outputs) if type(outputs) is list else 0
+        )
         if listed > self.max_datasets:
             raise EventTooLarge(
                 f"lists {listed:,} datasets, over [openlineage] max_event_datasets "
