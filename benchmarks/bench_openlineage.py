@@ -22,6 +22,9 @@ event with `--hostile` inputs (100,000) and one output, refused by the default
 inputs x 1,500 outputs (2.25 million FLOWS_TO uncapped), kept at dataset level by
 max_event_flows. Goal: an event with 100,000 inputs is handled (stored or refused) in under
 2 s and 200 MB (the harvesting process; the embedded server's peak is printed beside it).
+Last, a real `lineagegraph serve` takes three hostile bodies (500, 1,000 and 1,500 inputs x as
+many outputs) and gets SIGTERM a moment later: how long it takes to exit (it ingests what it
+accepted first) and its peak RSS.
 
     python benchmarks/bench_openlineage.py              # 10,000 events
     python benchmarks/bench_openlineage.py --events 5000
@@ -30,14 +33,19 @@ max_event_flows. Goal: an event with 100,000 inputs is handled (stored or refuse
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import resource
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -201,6 +209,51 @@ def hostile(inputs: int, root: Path) -> None:
         subprocess.run(args, check=True)
 
 
+def serve_sigterm(root: Path, wait: float = 1.5) -> None:
+    """Post three hostile bodies to a real `serve`, SIGTERM it `wait` s later; print a line."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(root / "serve"),
+               "serve", "--port", str(port)]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"{base}/namespaces", timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    answers: list[str] = []
+
+    def post(n: int) -> None:
+        body = json.dumps(hostile_event(n, n) | {"run": {"runId": f"r{n}"}}).encode()
+        request = urllib.request.Request(f"{base}/lineage", body, method="POST",
+                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=600) as answer:
+                answers.append(str(answer.status))
+        except OSError as exc:
+            answers.append(type(exc).__name__)
+
+    posts = [threading.Thread(target=post, args=(n,)) for n in (500, 1000, 1500)]
+    for thread in posts:
+        thread.start()
+    time.sleep(wait)
+    peak, start = 0, time.perf_counter()
+    status = Path(f"/proc/{proc.pid}/status")
+    proc.send_signal(signal.SIGTERM)
+    while proc.poll() is None:
+        with contextlib.suppress(OSError, IndexError):  # gone, or going
+            peak = max(peak, int(status.read_text().split("VmHWM:")[1].split()[0]) // 1024)
+        time.sleep(0.05)
+    took = time.perf_counter() - start
+    for thread in posts:
+        thread.join()
+    print(f"SIGTERM {wait} s after three hostile bodies (answers {', '.join(sorted(answers))}): "
+          f"serve exited {proc.returncode} in {took:.2f} s, peak RSS {peak:,} MiB")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
@@ -214,6 +267,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-ol-", ignore_cleanup_errors=True) as tmp:
         run_benchmark(args.events, Path(tmp))
         hostile(args.hostile, Path(tmp))
+        serve_sigterm(Path(tmp))
 
 
 def run_benchmark(n: int, root: Path) -> None:
