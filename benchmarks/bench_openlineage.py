@@ -16,6 +16,16 @@ shared machine, events per CPU second is the figure that does not move with the 
 
 The goal: at least 2,000 events/s into the embedded graph.
 
+Then hostile events, each harvested by a process of its own (so its peak RSS is its own): one
+event with `--hostile` inputs (100,000) and one output, refused by the default
+[openlineage] max_event_datasets and stored with the cap raised to take it; and one with 1,500
+inputs x 1,500 outputs (2.25 million FLOWS_TO uncapped), kept at dataset level by
+max_event_flows. Goal: an event with 100,000 inputs is handled (stored or refused) in under
+2 s and 200 MB (the harvesting process; the embedded server's peak is printed beside it).
+Last, a real `lineagegraph serve` takes three hostile bodies (500, 1,000 and 1,500 inputs x as
+many outputs) and gets SIGTERM a moment later: how long it takes to exit (it ingests what it
+accepted first) and its peak RSS.
+
     python benchmarks/bench_openlineage.py              # 10,000 events
     python benchmarks/bench_openlineage.py --events 5000
 """
@@ -23,12 +33,19 @@ The goal: at least 2,000 events/s into the embedded graph.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
 import resource
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -46,7 +63,7 @@ from lineagegraph.harvest.openlineage import (
 )
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.pipeline import harvest_run
-from lineagegraph.settings import GraphSettings
+from lineagegraph.settings import GraphSettings, OpenLineageSettings
 
 COLUMNS = ("id", "customer", "amount", "ts")
 GOAL = 2000
@@ -153,12 +170,104 @@ def line(label: str, events: int, m: Meter) -> str:
             f"load {m.load:.1f} -> {m.load_after:.1f}")  # fmt: skip
 
 
+def hostile_event(inputs: int, outputs: int) -> dict[str, Any]:
+    """One run with `inputs` x `outputs` datasets, each named as little as a producer can."""
+    return {
+        "eventType": "COMPLETE", "eventTime": "2024-01-01T00:00:00Z",
+        "producer": "https://github.com/lineagegraph/bench", "run": {"runId": "hostile"},
+        "job": {"namespace": "bench", "name": "hostile"},
+        "inputs": [{"namespace": "s3://h", "name": f"i{i}"} for i in range(inputs)],
+        "outputs": [{"namespace": "s3://h", "name": f"o{i}"} for i in range(outputs)],
+    }  # fmt: skip
+
+
+def hostile_child(inputs: int, outputs: int, max_datasets: int, root: Path) -> None:
+    """In a process of its own: harvest one hostile event into a fresh graph; print a line."""
+    path = root / f"hostile-{inputs}x{outputs}-{max_datasets}.json"
+    path.write_text(json.dumps(hostile_event(inputs, outputs)) + "\n")
+    limits = OpenLineageSettings(max_event_datasets=max_datasets)
+    data_dir = root / path.stem
+    with open_store(GraphSettings(data_dir=data_dir)) as store:
+        start = time.perf_counter()
+        run, report = harvest_openlineage(store, path, limits=limits)
+        wall = time.perf_counter() - start
+        status = Path(f"/proc/{server_pid(data_dir)}/status").read_text()
+        server = int(status.split("VmHWM:")[1].split()[0]) / 1024
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    what = "refused" if report.skipped_bad else "stored" if not report.problems else "capped"
+    print(f"hostile event, {inputs:,} inputs x {outputs:,} outputs "
+          f"({path.stat().st_size / 2**10:,.0f} KiB; max_event_datasets {max_datasets:,}): "
+          f"{what} in {wall:.2f} s, peak RSS {rss:,.0f} MiB (embedded server {server:,.0f} "
+          f"MiB); {run.counts['merge_flows']:,} FLOWS_TO, "
+          f"{run.counts['merge_reads_from']:,} READS_FROM")  # fmt: skip
+
+
+def hostile(inputs: int, root: Path) -> None:
+    default = OpenLineageSettings().max_event_datasets
+    for shape in ((inputs, 1, default), (inputs, 1, inputs + 1), (1500, 1500, default)):
+        args = [sys.executable, __file__, "--hostile-child", *map(str, shape), str(root)]
+        subprocess.run(args, check=True)
+
+
+def serve_sigterm(root: Path, wait: float = 1.5) -> None:
+    """Post three hostile bodies to a real `serve`, SIGTERM it `wait` s later; print a line."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    command = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(root / "serve"),
+               "serve", "--port", str(port)]  # fmt: skip
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    for _ in range(300):
+        try:
+            urllib.request.urlopen(f"{base}/namespaces", timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    answers: list[str] = []
+
+    def post(n: int) -> None:
+        body = json.dumps(hostile_event(n, n) | {"run": {"runId": f"r{n}"}}).encode()
+        request = urllib.request.Request(f"{base}/lineage", body, method="POST",
+                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        try:
+            with urllib.request.urlopen(request, timeout=600) as answer:
+                answers.append(str(answer.status))
+        except OSError as exc:
+            answers.append(type(exc).__name__)
+
+    posts = [threading.Thread(target=post, args=(n,)) for n in (500, 1000, 1500)]
+    for thread in posts:
+        thread.start()
+    time.sleep(wait)
+    peak, start = 0, time.perf_counter()
+    status = Path(f"/proc/{proc.pid}/status")
+    proc.send_signal(signal.SIGTERM)
+    while proc.poll() is None:
+        with contextlib.suppress(OSError, IndexError):  # gone, or going
+            peak = max(peak, int(status.read_text().split("VmHWM:")[1].split()[0]) // 1024)
+        time.sleep(0.05)
+    took = time.perf_counter() - start
+    for thread in posts:
+        thread.join()
+    print(f"SIGTERM {wait} s after three hostile bodies (answers {', '.join(sorted(answers))}): "
+          f"serve exited {proc.returncode} in {took:.2f} s, peak RSS {peak:,} MiB")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
-    args = parse_args(parser, events=300)
+    parser.add_argument("--hostile", type=int, default=100_000, help="inputs of the big event")
+    parser.add_argument("--hostile-child", nargs=4, help=argparse.SUPPRESS)
+    args = parse_args(parser, events=300, hostile=1000)
+    if args.hostile_child:
+        *shape, root = args.hostile_child
+        hostile_child(*map(int, shape), Path(root))
+        return
     with tempfile.TemporaryDirectory(prefix="bench-ol-", ignore_cleanup_errors=True) as tmp:
         run_benchmark(args.events, Path(tmp))
+        hostile(args.hostile, Path(tmp))
+        serve_sigterm(Path(tmp))
 
 
 def run_benchmark(n: int, root: Path) -> None:

@@ -26,7 +26,12 @@ FIGURES = {
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
-    "bench_openlineage": [r"[\d,]+ events/s", r"ratio: harvest [\d.]+x the baseline"],
+    "bench_openlineage": [
+        r"[\d,]+ events/s",
+        r"ratio: harvest [\d.]+x the baseline",
+        r"hostile event, [\d,]+ inputs x 1 outputs .*: (refused|stored) in [\d.]+ s, peak RSS",
+        r"SIGTERM .*: serve exited 0 in [\d.]+ s, peak RSS [\d,]+ MiB",
+    ],
     "bench_serve": [
         r"into the graph: [\d,]+ events/s",
         r"ratio: serve [\d.]+x harvest",

@@ -338,3 +338,127 @@ def test_bare_namespaces_make_urns_and_a_namespace_that_cannot_is_skipped(
         store, "MATCH (a:Asset {urn: 'bigquery:///proj.sales.orders'}) RETURN a.system"
     )
     assert system == "bigquery"
+
+
+# --- hostile events, links out of a directory, events the store refuses ----------------------
+
+
+def wide_event(job: str, inputs: int, outputs: int) -> dict[str, Any]:
+    """One run reading `inputs` datasets and writing `outputs` (each named twice, as a
+    producer may), the last output with column lineage from the first input."""
+    event = small_event(job, "raw/0", "out/0")
+    event["inputs"] = [{"namespace": LAKE, "name": f"raw/{i % inputs}"} for i in range(2 * inputs)]
+    event["outputs"] = [{"namespace": LAKE, "name": f"out/{i}"} for i in range(outputs)] * 2
+    event["outputs"].append({"namespace": LAKE, "name": f"out/{outputs - 1}", "facets": {
+        "columnLineage": {"fields": {"id": {"inputFields": [
+            {"namespace": LAKE, "name": "raw/0", "field": "id"}]}}}}})  # fmt: skip
+    return event
+
+
+def test_an_event_is_capped_by_its_flows_and_its_datasets(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Over max_event_flows an event keeps its datasets, the job's reads and writes and its
+    column lineage, without FLOWS_TO, and says so; over max_event_datasets it is refused.
+    Repeated datasets count once, and each output keeps its own facets."""
+    from lineagegraph.settings import OpenLineageSettings
+
+    path = tmp_path / "events.jsonl"
+    events = [wide_event("fits", 3, 2), wide_event("wide", 5, 3), wide_event("huge", 6, 5)]
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    limits = OpenLineageSettings(max_event_flows=10, max_event_datasets=22)
+    run, report = harvest_openlineage(store, path, limits=limits)
+    assert report.problems == [
+        f"{path}:2: 5 inputs x 3 outputs would be 15 FLOWS_TO edges, over [openlineage] "
+        "max_event_flows (10): kept its datasets and the job's reads and writes only",
+        f"{path}:3: lists 23 datasets, over [openlineage] max_event_datasets (22): refused",
+    ]
+    assert report.complete == 2 and run.counts["events_skipped"] == 1
+    assert flows(store) == {
+        (f"{LAKE}/raw/{i}", f"{LAKE}/out/{o}") for i in range(3) for o in range(2)
+    }
+    jobs = rows(store, "MATCH (t:Transformation)-[r:READS_FROM|WRITES_TO]->(a) "
+                       "RETURN t.name, type(r), count(a) ORDER BY t.name, type(r)")  # fmt: skip
+    assert jobs == [["fits", "READS_FROM", 3], ["fits", "WRITES_TO", 2],
+                    ["wide", "READS_FROM", 5], ["wide", "WRITES_TO", 3]]  # fmt: skip
+    assert feeds(store) == {(f"{LAKE}/raw/0#id", f"{LAKE}/out/{o}#id") for o in (1, 2)}
+
+
+def test_the_caps_are_settings_and_serve_refuses_an_event_over_them(tmp_path: Path) -> None:
+    from lineagegraph.serve.events import BadRequest, EventChecker
+    from lineagegraph.settings import OpenLineageSettings
+
+    path = tmp_path / "events.jsonl"
+    path.write_text(json.dumps(wide_event("wide", 4, 3)) + "\n")
+    config = tmp_path / "lineagegraph.toml"
+    config.write_text(
+        f'[graph]\ndata_dir = "{tmp_path / "g"}"\n[openlineage]\nmax_event_flows = 11\n'
+    )
+    result = CliRunner().invoke(cli, ["--config", str(config), "harvest", "openlineage", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "12 FLOWS_TO edges, over [openlineage] max_event_flows (11)" in result.output
+
+    checker = EventChecker(FoldRules(), OpenLineageSettings(max_event_datasets=15))
+    assert len(checker.events(json.dumps(wide_event("ok", 4, 3)))) == 1  # 15 datasets
+    with pytest.raises(BadRequest) as refused:
+        checker.events(json.dumps([small_event("a", "x", "y"), wide_event("wide", 5, 3)]))
+    assert refused.value.status == 413
+    assert str(refused.value) == (
+        "event [1]: lists 17 datasets, over [openlineage] max_event_datasets (15): refused"
+    )
+
+
+def test_links_out_of_the_directory_are_read_only_when_asked(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    from lineagegraph.settings import OpenLineageSettings
+
+    events, elsewhere = tmp_path / "events", tmp_path / "elsewhere"
+    events.mkdir(), elsewhere.mkdir()
+    (events / "a.jsonl").write_text(json.dumps(small_event("a", "raw/a", "out/a")) + "\n")
+    (elsewhere / "secret.jsonl").write_text(json.dumps(small_event("s", "raw/s", "out/s")) + "\n")
+    (events / "inside.jsonl").symlink_to(events / "a.jsonl")  # a link within: read
+    (events / "out.jsonl").symlink_to(elsewhere / "secret.jsonl")
+    run, report = harvest_openlineage(store, events)
+    assert report.problems == [
+        f"{events / 'out.jsonl'}: a link to {str(elsewhere / 'secret.jsonl')!r}, outside "
+        f"{str(events)!r}: skipped ([openlineage] follow_links reads it)"
+    ]
+    assert report.files == 2 and run.counts["events_skipped"] == 1
+    assert flows(store) == {(f"{LAKE}/raw/a", f"{LAKE}/out/a")}
+    _, report = harvest_openlineage(store, events, full=True,
+                                    limits=OpenLineageSettings(follow_links=True))  # fmt: skip
+    assert report.problems == [] and report.files == 3
+    assert (f"{LAKE}/raw/s", f"{LAKE}/out/s") in flows(store)
+
+
+def test_an_event_the_store_refuses_keeps_no_other_event_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window holding it is written again in halves down to the event at fault; it is
+    reported by file and line, counted on the run, and the command exits 5 (a partial
+    harvest); every other event of its window and of the others is written."""
+    from lineagegraph.graph.store import open_store
+    from lineagegraph.settings import GraphSettings
+
+    monkeypatch.setattr("lineagegraph.harvest.openlineage.WINDOW_EVENTS", 8)
+    path = tmp_path / "events.jsonl"
+    bad = {2, 13}  # a NUL in a name: the embedded store cannot take it
+    names = [f"raw/{i}" + ("\0" if i in bad else "") for i in range(1, 21)]
+    path.write_text("".join(json.dumps(small_event(f"j{i}", n, f"out/{i}")) + "\n"
+                            for i, n in enumerate(names, 1)))  # fmt: skip
+    args = ["--data-dir", str(tmp_path / "g"), "harvest", "openlineage", str(path)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 5, result.output
+    for line in bad:
+        assert f"warning: {path}:{line}: not written, the store refused it: " in result.output
+    assert f"error: 2 events not written (the store refused them); first: {path}:2:" in (
+        result.output
+    )
+    with open_store(GraphSettings(data_dir=tmp_path / "g")) as store:
+        assert flows(store) == {
+            (f"{LAKE}/raw/{i}", f"{LAKE}/out/{i}") for i in range(1, 21) if i not in bad
+        }
+        [[status, refused]] = rows(store, "MATCH (r:HarvestRun) RETURN r.status, "
+                                          "r.count_events_not_written")  # fmt: skip
+    assert (status, refused) == ("partial", 2)

@@ -12,9 +12,10 @@ from typing import Any
 from click.testing import CliRunner
 
 from lineagegraph.cli import cli
-from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.quality import asset_quality
+from lineagegraph.settings import GraphSettings
 
 ORDERS = "snowflake://acme/RAW.PUBLIC.ORDERS"
 SALES = "snowflake://acme/MARTS.PUBLIC.SALES"
@@ -267,3 +268,50 @@ def test_one_window_keeps_what_the_graph_would(store: GraphStore, tmp_path: Path
     run, _ = harvest_openlineage(store, events)
     assert checks(store) == {f"{ORDERS}#ID::not_null": ("not_null", "fail", f"{ORDERS}#ID", "1")}
     assert run.counts["merge_checks"] == 1
+
+
+def emit_dbt_test_run(path: Path, day: int, unique: bool) -> None:
+    """One run of a dbt test as dbt-ol (openlineage-dbt 1.54) sends it: the assertions on its
+    START event and on the event that ends it, which is FAIL when the test failed."""
+    from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
+    from openlineage.client.facet_v2 import data_quality_assertions_dataset as dq
+
+    facet = dq.DataQualityAssertionsDatasetFacet(assertions=[
+        dq.Assertion("unique", unique, column="ID", name="orders_id_unique"),
+    ])  # fmt: skip
+    dataset = InputDataset(
+        "snowflake://acme", "RAW.PUBLIC.ORDERS", inputFacets={"dataQualityAssertions": facet}
+    )
+    end = RunState.COMPLETE if unique else RunState.FAIL
+    emitter = client(path)
+    for minute, state in ((0, RunState.START), (1, end)):
+        emitter.emit(RunEvent(
+            eventType=state,
+            eventTime=datetime(2024, 3, day, 6, minute, tzinfo=UTC).isoformat(),
+            run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{day}"),
+            job=Job(namespace="dbt", name="test.shop.unique_orders_id"),
+            producer="https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/dbt",
+            inputs=[dataset],
+        ))  # fmt: skip
+
+
+def test_a_failing_test_on_start_and_fail_events_fails_its_check(tmp_path: Path) -> None:
+    """Assertions come from every event type, the newest by event time kept whatever the
+    order read: a later failing run fails the check, an older passing one read after it
+    changes nothing, and `check` blocks what is downstream."""
+    platform = Platform(tmp_path)
+    emit_dbt_test_run(platform.events / "a-failed.jsonl", 2, unique=False)
+    emit_dbt_test_run(platform.events / "b-passed.jsonl", 1, unique=True)
+    platform.harvest()
+    failed = platform.invoke("check", SALES)
+    assert failed.exit_code == 6, failed.output
+    assert failed.stderr == (f"error: 1 failing check(s) at or upstream of {SALES}: "
+                             f"orders_id_unique (fail) on {ORDERS}#ID\n")  # fmt: skip
+    with open_store(GraphSettings(data_dir=platform.data)) as store:
+        assert checks(store) == {
+            f"{ORDERS}#ID::orders_id_unique": ("orders_id_unique", "fail", f"{ORDERS}#ID", "2")
+        }
+        [[failed_runs]] = store.execute(
+            "MATCH (r:HarvestRun) RETURN r.count_runs_failed", write=False
+        ).rows
+    assert failed_runs == 1

@@ -105,6 +105,13 @@ class GraphWriter:
                 rows.clear()
         self._pending = 0
 
+    def discard(self) -> None:
+        """Drop the rows added but not written: after the store refused a batch, a caller that
+        writes its values again in parts (to find the one at fault) starts from nothing."""
+        for rows in self._buffers.values():
+            rows.clear()
+        self._pending = 0
+
     def write(self, name: str, rows: list[dict[str, Any]], key: tuple[str, ...]) -> None:
         """Write rows of one statement now; those whose endpoints are not in the graph yet
         wait for `finish`."""

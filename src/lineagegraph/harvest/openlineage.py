@@ -4,9 +4,11 @@ or lineagegraph's own listener) into the graph, on the same urns as every other 
 A file holds JSON lines (one event per line, the file transport's append mode) or one event,
 possibly pretty-printed (its one-file-per-event mode). Only COMPLETE events carry lineage: a
 run's START repeats its datasets and would count the run twice; FAIL and ABORT are counted on
-the :HarvestRun, never drawn as lineage. A malformed event is skipped and reported by file and
-line; a facet of an unknown kind is ignored; a known facet with a broken shape is skipped and
-reported, and the rest of its event is kept.
+the :HarvestRun, never drawn as lineage; the dataQualityAssertions of every event become checks.
+A malformed event is skipped and reported by file and line; a facet of an unknown kind is
+ignored; a known facet with a broken shape is skipped and reported, and the rest of its event is
+kept. One event costs at most what the [openlineage] caps allow (max_event_datasets,
+max_event_flows), and one the store refuses is skipped without keeping any other out.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from lineagegraph import identity, jsonlines
-from lineagegraph.errors import HarvestError
+from lineagegraph.errors import WRITE_REFUSED, HarvestError, QueryError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.harvest.reducer import ColumnSet, ColumnShape, RunReducer
 from lineagegraph.identity import FoldRules
@@ -39,7 +42,7 @@ from lineagegraph.model import (
     Transformation,
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
-from lineagegraph.settings import Settings
+from lineagegraph.settings import OpenLineageSettings, Settings
 from lineagegraph.spark.lineage import ColumnLink, column_items
 
 log = logging.getLogger(__name__)
@@ -62,6 +65,10 @@ class EventError(ValueError):
     """An event (or a facet of it) that does not follow the OpenLineage spec."""
 
 
+class EventTooLarge(EventError):
+    """An event listing more datasets than [openlineage] max_event_datasets."""
+
+
 @dataclass
 class OpenLineageReport:
     files: int = 0
@@ -71,10 +78,16 @@ class OpenLineageReport:
     skipped_not_complete: int = 0
     skipped_bad: int = 0  # lines, documents and events not read: each is also a problem
     problems: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # events the store refused: problems too
 
     def skip(self, problem: str) -> None:
         """A line, document or event left out, and why."""
         self.skipped_bad += 1
+        self.problems.append(problem)
+
+    def refuse(self, problem: str) -> None:
+        """An event the store would not take: left out, the rest of its window written."""
+        self.refused.append(problem)
         self.problems.append(problem)
 
 
@@ -89,18 +102,32 @@ class Located:
 # --- reading files ------------------------------------------------------------------------
 
 
-def event_files(path: Path, since_ms: int | None = None) -> list[Path]:
+def event_files(
+    path: Path,
+    since_ms: int | None = None,
+    *,
+    follow_links: bool = False,
+    skipped: list[str] | None = None,
+) -> list[Path]:
     """The files to read: `path` itself, or the event files under a directory (sorted),
-    skipping files not modified since `since_ms`."""
+    skipping files not modified since `since_ms`. A link under the directory to a file outside
+    it is read only when `follow_links` (else it is named in `skipped`): whoever may write into
+    the directory should not be able to have the harvest read anything the harvester can."""
     if path.is_file():
         return [path]
     if not path.is_dir():
         raise HarvestError(f"no OpenLineage file or directory at {str(path)!r}")
-    files = sorted(
-        p
-        for p in path.rglob("*")
-        if p.is_file() and p.suffix in FILE_SUFFIXES and not p.name.startswith(".")
-    )
+    root = path.resolve()
+    files = []
+    for p in sorted(path.rglob("*")):
+        if not p.is_file() or p.suffix not in FILE_SUFFIXES or p.name.startswith("."):
+            continue
+        if not follow_links and not p.resolve().is_relative_to(root):
+            if skipped is not None:
+                skipped.append(f"{p}: a link to {str(p.resolve())!r}, outside {str(path)!r}: "
+                               "skipped ([openlineage] follow_links reads it)")  # fmt: skip
+            continue
+        files.append(p)
     if since_ms is not None:
         files = [p for p in files if _mtime_ms(p) >= since_ms]
     return files
@@ -184,9 +211,13 @@ def _kind(urn: str) -> AssetKind:
 class EventMapper:
     """Maps events to graph values; counts facets it ignores and collects facet problems."""
 
-    def __init__(self, rules: FoldRules, problems: list[str]) -> None:
+    def __init__(
+        self, rules: FoldRules, problems: list[str], limits: OpenLineageSettings | None = None
+    ) -> None:
         self.rules = rules
         self.problems = problems
+        limits = limits or OpenLineageSettings()
+        self.max_datasets, self.max_flows = limits.max_event_datasets, limits.max_event_flows
         self.ignored_facets = 0
         # Every run of a job names the same datasets and repeats the same facets: each distinct
         # one is mapped once (most of the mapping time), then only stamped with the run's time.
@@ -232,6 +263,7 @@ class EventMapper:
         one ColumnSet, which the RunReducer takes without a value per column. An EventError
         says where in the event; a broken facet is reported here, with where it was read."""
         event, where = located.event, located.where
+        self._check_size(event)
         at = event_time_ms(_require(event, "eventTime", str, "the event"))
         run_id = _require(_require(event, "run", dict, "the event"), "runId", str, "run")
         job = _require(event, "job", dict, "the event")
@@ -242,14 +274,70 @@ class EventMapper:
         except identity.IdentityError as exc:
             raise EventError(f"job: {exc}") from None
         out: list[Piece] = []
-        reads = self._datasets(event.get("inputs"), "inputs", where, (at, run_id), out)
-        writes = self._datasets(event.get("outputs"), "outputs", where, (at, run_id), out)
-        out.append(Transformation(job_urn, SYSTEM, job["name"], run_id, at, None,
-                                  tuple(reads), tuple(writes)))  # fmt: skip
-        out.extend(Flow(src, dst, at, job_urn) for dst in writes for src in reads)
-        for dataset, urn in zip(event.get("outputs") or [], writes, strict=False):
-            out.extend(self._columns(dataset, urn, at, job_urn, where, out))
+        inputs = self._datasets(event.get("inputs"), "inputs", where, (at, run_id), out)
+        outputs = self._datasets(event.get("outputs"), "outputs", where, (at, run_id), out)
+        reads, writes = tuple(dict.fromkeys(inputs)), tuple(dict.fromkeys(outputs))
+        out.append(Transformation(job_urn, SYSTEM, job["name"], run_id, at, None, reads, writes))
+        out.extend(self._flows(reads, writes, at, job_urn, where))
+        known = dict.fromkeys(reads + writes)
+        for dataset, urn in zip(event.get("outputs") or [], outputs, strict=True):
+            out.extend(self._columns(dataset, urn, at, job_urn, where, known))
         return Sighting(at, run_id, out)
+
+    def checks(self, located: Located) -> Sighting | None:
+        """The dataQualityAssertions of an event that draws no lineage (START, RUNNING, FAIL,
+        ABORT, OTHER), with the datasets and columns they test; None when it has none.
+        dbt-ol sends a test's results on its START and FAIL events only, so a failing test
+        would otherwise never be seen. An EventError says what is wrong."""
+        event, where = located.event, located.where
+        tested = [
+            (key, index, dataset)
+            for key in ("inputs", "outputs")
+            if type(event.get(key)) is list
+            for index, dataset in enumerate(event[key])
+            if isinstance(dataset, dict)
+            and (_facet(dataset, "inputFacets") or _facet(dataset, "facets")) is not None
+        ]
+        if not tested:
+            return None
+        self._check_size(event)
+        at = event_time_ms(_require(event, "eventTime", str, "the event"))
+        run_id = _require(_require(event, "run", dict, "the event"), "runId", str, "run")
+        out: list[Piece] = []
+        for key, index, dataset in tested:
+            urn = self.dataset_urn(dataset, f"{key}[{index}]")
+            results = self._assertions(dataset, urn, (at, run_id), f"{where} {key}[{index}]")
+            if results:
+                out.append(self._asset(urn, at))
+                out.extend(results)
+        return Sighting(at, run_id, out) if out else None
+
+    def _check_size(self, event: dict[str, Any]) -> None:
+        """Refuse an event listing more than `max_datasets` datasets before mapping any."""
+        inputs, outputs = event.get("inputs"), event.get("outputs")
+        listed = (len(inputs) if type(inputs) is list else 0) + (
+            len(outputs) if type(outputs) is list else 0
+        )
+        if listed > self.max_datasets:
+            raise EventTooLarge(
+                f"lists {listed:,} datasets, over [openlineage] max_event_datasets "
+                f"({self.max_datasets:,}): refused"
+            )
+
+    def _flows(
+        self, reads: tuple[str, ...], writes: tuple[str, ...], at: int, via: str, where: str
+    ) -> list[Flow]:
+        """A FLOWS_TO from every input to every output, unless there are more than
+        `max_flows` of them: a few hostile kilobytes would otherwise cost gigabytes. Over the
+        cap the event is kept at dataset level (its datasets, the job's reads and writes)."""
+        if len(reads) * len(writes) <= self.max_flows:
+            return [Flow(src, dst, at, via) for dst in writes for src in reads]
+        self.problems.append(
+            f"{where}: {len(reads):,} inputs x {len(writes):,} outputs would be "
+            f"{len(reads) * len(writes):,} FLOWS_TO edges, over [openlineage] max_event_flows "
+            f"({self.max_flows:,}): kept its datasets and the job's reads and writes only"
+        )
+        return []
 
     def _datasets(
         self, value: Any, key: str, where: str, run: tuple[int, str], out: list[Piece]
@@ -260,7 +348,7 @@ class EventMapper:
             return []
         if not isinstance(value, list):
             raise EventError(f"{key} is not a list")
-        urns: list[str] = []
+        urns: list[str] = []  # one per dataset, in order (the caller removes repeats)
         for index, dataset in enumerate(value):
             spot = f"{where} {key}[{index}]"  # facet problems are reported, not raised
             urn = self.dataset_urn(dataset, f"{key}[{index}]")
@@ -277,8 +365,7 @@ class EventMapper:
             if "schema" in facets:
                 out.extend(self._schema(facets, urn, at, spot))
             out.extend(self._assertions(dataset, urn, run, spot))
-            if urn not in urns:
-                urns.append(urn)
+            urns.append(urn)
         return urns
 
     def _facet_problem(self, spot: str, name: str, reason: str) -> None:
@@ -347,8 +434,15 @@ class EventMapper:
         return pieces
 
     def _columns(
-        self, dataset: dict[str, Any], urn: str, at: int, via: str, where: str, out: list[Piece]
+        self,
+        dataset: dict[str, Any],
+        urn: str,
+        at: int,
+        via: str,
+        where: str,
+        known: dict[str, None],
     ) -> list[Piece]:
+        """An output's columnLineage; `known`: the datasets whose assets the event has."""
         facet = (dataset.get("facets") or {}).get("columnLineage")
         if facet is None:
             return []
@@ -370,10 +464,11 @@ class EventMapper:
             )
             if key:
                 self._shapes[key] = shape
-        known = {item.urn for item in out if isinstance(item, Asset)}
-        pieces: list[Piece] = [
-            self._asset(s, at) for s in shape.sources if s not in known
-        ]  # a column's source dataset must exist before its columns
+        pieces: list[Piece] = []
+        for source in shape.sources:  # a column's source dataset must exist before its columns
+            if source not in known:
+                known[source] = None
+                pieces.append(self._asset(source, at))
         pieces.append(ColumnSet(shape, at, via))
         return pieces
 
@@ -455,17 +550,21 @@ def harvest_openlineage(
     full: bool = False,
     on_file: Callable[[OpenLineageReport], None] | None = None,
     exclusive: bool = True,
+    limits: OpenLineageSettings | None = None,
 ) -> tuple[HarvestRun, OpenLineageReport]:
     """Ingest every event under `path`. Files older than the last successful harvest of the
     same path are skipped unless `full`; the watermark is the newest file's mtime. `exclusive`
-    as in `harvest_run`: `lineagegraph serve` ingests beside the CLI's harvests, not between."""
+    as in `harvest_run`: `lineagegraph serve` ingests beside the CLI's harvests, not between.
+    `limits`: the [openlineage] caps on one event, and whether links are followed."""
+    limits = limits or OpenLineageSettings()
     scope = str(path.resolve())
     since = None if full else last_watermark(store, SYSTEM, scope)
-    files = event_files(path, since)
     report = OpenLineageReport()
-    mapper = EventMapper(rules, report.problems)
+    files = event_files(path, since, follow_links=limits.follow_links, skipped=report.problems)
+    report.skipped_bad += len(report.problems)
+    mapper = EventMapper(rules, report.problems, limits)
     with harvest_run(store, SYSTEM, scope, exclusive=exclusive) as (run, writer):
-        window = RunReducer()  # written whole every WINDOW_EVENTS: memory stays bounded
+        window: list[tuple[str, Sighting]] = []  # written every WINDOW_EVENTS: bounded memory
         newest = since or 0
         for file in files:
             newest = max(newest, _mtime_ms(file))
@@ -473,23 +572,48 @@ def harvest_openlineage(
                 report.events += 1
                 sighting = _event_pieces(located, mapper, report)
                 if sighting is not None:
-                    window.add(sighting.pieces, sighting.at, sighting.run_id)
+                    window.append((located.where, sighting))
                 if report.events % WINDOW_EVENTS == 0:
-                    window.write_run(writer)
+                    _write_window(window, writer, report)
+                    window = []
             report.files += 1
             if on_file:
                 on_file(report)
-        window.write_run(writer)
+        _write_window(window, writer, report)
         run.counts.update({
             "files": report.files, "events": report.events, "events_complete": report.complete,
             "runs_failed": report.failed_runs, "events_not_complete": report.skipped_not_complete,
             "problems": len(report.problems), "events_skipped": report.skipped_bad,
-            "facets_ignored": mapper.ignored_facets,
+            "events_not_written": len(report.refused), "facets_ignored": mapper.ignored_facets,
         })  # fmt: skip
         run.watermark = newest or None
         if report.problems:
             run.error = f"{len(report.problems)} problems; first: {report.problems[0]}"
     return run, report
+
+
+def _write_window(
+    window: list[tuple[str, Sighting]], writer: GraphWriter, report: OpenLineageReport
+) -> None:
+    """Reduce and write a window's events. When the store refuses a statement, the window is
+    written again in halves, down to the events it refuses, which are skipped and reported:
+    one bad event never keeps the events around it out of the graph. (Writes are idempotent
+    MERGEs, so what a refused batch wrote before failing is simply written again.)"""
+    reducer = RunReducer()
+    for _, sighting in window:
+        reducer.add(sighting.pieces, sighting.at, sighting.run_id)
+    try:
+        reducer.write_run(writer)
+    except QueryError as exc:
+        if str(exc) == WRITE_REFUSED:  # the store takes no writes at all: no event is at fault
+            raise
+        writer.discard()
+        if len(window) == 1:
+            report.refuse(f"{window[0][0]}: not written, the store refused it: {exc}")
+            return
+        half = len(window) // 2
+        _write_window(window[:half], writer, report)
+        _write_window(window[half:], writer, report)
 
 
 def _event_pieces(
@@ -508,11 +632,11 @@ def _event_pieces(
         return None
     if kind in ("FAIL", "ABORT"):
         report.failed_runs += 1
-        return None
-    if kind != "COMPLETE":
+    elif kind != "COMPLETE":
         report.skipped_not_complete += 1
-        return None
     try:
+        if kind != "COMPLETE":  # no lineage; its checks, newest result first (reducer, store)
+            return mapper.checks(located)
         sighting = mapper.pieces(located)
     except EventError as exc:
         report.skip(f"{located.where}: {exc}")
@@ -556,9 +680,13 @@ class OpenLineageHarvester:
             def on_file(report: OpenLineageReport, path: Path = path) -> None:
                 progress(Tick(str(path), report.files, "files", detail=f"{report.events:,} events"))
 
-            run, report = harvest_openlineage(store, path, rules, full=self.full, on_file=on_file)
+            run, report = harvest_openlineage(
+                store, path, rules, full=self.full, on_file=on_file, limits=settings.openlineage
+            )
+            errors = [f"{len(report.refused)} events not written (the store refused them); "
+                      f"first: {report.refused[0]}"] if report.refused else []  # fmt: skip
             reports.append(HarvestReport(
                 run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
-                [*run.warnings, *report.problems], [], summary(path, run, report),
+                [*run.warnings, *report.problems], errors, summary(path, run, report),
             ))  # fmt: skip
         return reports

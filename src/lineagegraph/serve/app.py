@@ -59,7 +59,8 @@ class Service:
         self.spool = spool
         self.ingester = ingester
         self.commit = commit
-        self.checker = EventChecker(self.rules)  # used on the event loop only (not thread-safe)
+        # Used on the event loop only (not thread-safe).
+        self.checker = EventChecker(self.rules, settings.openlineage)
         self._read_lock = threading.Lock()  # one store client, one request at a time
         self.metrics_facts = FactsCache(settings.serve.metrics_ttl_seconds)
         self.accepted = 0
@@ -71,7 +72,9 @@ class Service:
             if len(text) <= INLINE_BYTES:
                 count, lines = _checked(self.checker, text)
             else:  # a large batch: off the event loop, with a checker of its own
-                count, lines = await run_in_threadpool(_checked, EventChecker(self.rules), text)
+                count, lines = await run_in_threadpool(
+                    _checked, EventChecker(self.rules, self.settings.openlineage), text
+                )
         except BadRequest:
             self.rejected += 1
             raise

@@ -17,11 +17,13 @@ from lineagegraph.harvest.openlineage import (
     EVENT_TYPES,
     EventError,
     EventMapper,
+    EventTooLarge,
     Located,
     event_time_ms,
 )
 from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, parse_json
+from lineagegraph.settings import OpenLineageSettings
 
 
 class BadRequest(ValueError):
@@ -58,8 +60,8 @@ class EventChecker:
     """Checks events with the harvester's own mapper, so that what it accepts is exactly what
     `harvest openlineage` ingests without a problem."""
 
-    def __init__(self, rules: FoldRules) -> None:
-        self._mapper = EventMapper(rules, [])
+    def __init__(self, rules: FoldRules, limits: OpenLineageSettings | None = None) -> None:
+        self._mapper = EventMapper(rules, [], limits)
 
     def events(self, text: str) -> list[dict[str, Any]]:
         """The events of a body; BadRequest names the first one at fault (`[index]` in a batch)."""
@@ -75,6 +77,8 @@ class EventChecker:
             where = f"event [{index}]" if batch else "event"
             try:
                 self.check(event)
+            except EventTooLarge as exc:
+                raise BadRequest(f"{where}: {exc}", 413) from None
             except (EventError, identity.IdentityError) as exc:
                 raise BadRequest(f"{where}: {exc}") from None
         return events
@@ -97,10 +101,12 @@ class EventChecker:
             event_time_ms(_text(event, "eventTime"))
             _text(event.get("run"), "runId", "run")
             _require_name(event.get("job"), "job")
-            return
-        # The harvester's mapping, which also refuses a dataset whose urn has no scheme (no
-        # system for its node); a broken facet is dropped and reported at ingestion instead.
-        self._mapper.pieces(Located("event", event))
+            self._mapper.checks(Located("event", event))  # its assertions become checks
+        else:
+            # The harvester's mapping, which also refuses a dataset whose urn has no scheme (no
+            # system for its node); a broken facet is dropped and reported at ingestion instead;
+            # an event over the caps is refused or mapped at dataset level, never expanded.
+            self._mapper.pieces(Located("event", event))
         self._mapper.problems.clear()
 
 

@@ -41,7 +41,8 @@ def running_service(settings: Settings) -> Iterator[Service]:
         def ingest(directory: Path) -> int:
             # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
             # fail because a batch happens to be running (writes are idempotent MERGEs).
-            _, report = harvest_openlineage(writes, directory, rules, full=True, exclusive=False)
+            _, report = harvest_openlineage(writes, directory, rules, full=True, exclusive=False,
+                                            limits=settings.openlineage)  # fmt: skip
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
             return report.events
