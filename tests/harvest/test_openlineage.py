@@ -438,13 +438,25 @@ def test_an_event_the_store_refuses_keeps_no_other_event_out(
     """The window holding it is written again in halves down to the event at fault; it is
     reported by file and line, counted on the run, and the command exits 5 (a partial
     harvest); every other event of its window and of the others is written."""
+    from lineagegraph.errors import QueryError
+    from lineagegraph.graph.falkordb import FalkorDBStore
     from lineagegraph.graph.store import open_store
     from lineagegraph.settings import GraphSettings
 
+    # The embedded store now takes every string (NUL included), so the refusal is provoked: a
+    # write statement naming `poison` fails as a statement the server rejects would.
+    run = FalkorDBStore._run
+
+    def refusing(self: FalkorDBStore, command: str, query: str, **kw: Any) -> Any:
+        if "poison" in query and command == "GRAPH.QUERY":
+            raise QueryError("query failed: the server refused a value")
+        return run(self, command, query, **kw)
+
+    monkeypatch.setattr(FalkorDBStore, "_run", refusing)
     monkeypatch.setattr("lineagegraph.harvest.openlineage.WINDOW_EVENTS", 8)
     path = tmp_path / "events.jsonl"
-    bad = {2, 13}  # a NUL in a name: the embedded store cannot take it
-    names = [f"raw/{i}" + ("\0" if i in bad else "") for i in range(1, 21)]
+    bad = {2, 13}
+    names = [f"raw/{i}" + ("poison" if i in bad else "") for i in range(1, 21)]
     path.write_text("".join(json.dumps(small_event(f"j{i}", n, f"out/{i}")) + "\n"
                             for i, n in enumerate(names, 1)))  # fmt: skip
     args = ["--data-dir", str(tmp_path / "g"), "harvest", "openlineage", str(path)]

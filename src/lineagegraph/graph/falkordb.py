@@ -221,6 +221,8 @@ class FalkorDBStore(GraphStore):
         records the pages done: an interrupted run resumes after them. Nodes that a trimmed or
         split index key had made twice stay two nodes with one urn."""
         [[top]] = self._run(RO_QUERY_CMD, statement("store_node_id_max")).rows
+        if top is None:  # a new (or empty) graph: nothing was stored the old way
+            return
         for kind in ("nodes", "edges"):
             progress = f"{self._schema_key}:encoded-{kind}-below"
             done = int(self._db.connection.get(progress) or 0)
