@@ -408,6 +408,28 @@ def test_the_caps_are_settings_and_serve_refuses_an_event_over_them(tmp_path: Pa
     )
 
 
+def test_a_name_the_store_could_not_find_again_is_refused_not_dropped(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """A key over the store's limit was stored but never found again (its edges dropped in
+    silence): the event naming it is skipped and named; the events around it are written."""
+    path = tmp_path / "events.jsonl"
+    long_column = small_event("c", "raw/c", "out/c")
+    long_column["outputs"][0]["facets"] = {
+        "schema": {"fields": [{"name": "y" * 5000, "type": "string"}]}
+    }
+    events = [small_event("a", "raw/a", "out/a"), small_event("l", "x" * 5000, "out/l"),
+              small_event("j", "raw/j", "out/j"), long_column]  # fmt: skip
+    events[2]["job"]["name"] = "j" * 5000
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    run, report = harvest_openlineage(store, path)
+    assert len(report.problems) == 3, report.problems
+    for line, problem in zip((2, 3, 4), report.problems, strict=True):
+        assert problem.startswith(f"{path}:{line}: ") and "name too long: " in problem
+        assert "over the store's 4,096-byte limit for a key" in problem
+    assert flows(store) == {(f"{LAKE}/raw/a", f"{LAKE}/out/a")}
+
+
 def test_links_out_of_the_directory_are_read_only_when_asked(
     store: GraphStore, tmp_path: Path
 ) -> None:

@@ -192,6 +192,8 @@ def test_bad_requests_get_a_json_reason_never_a_500(server: Server) -> None:
     plain, naive = _json(1), _json(1)
     plain["inputs"][0]["namespace"] = "plain namespace"  # neither a URI nor a platform name
     naive["eventTime"] = "2024-01-01T00:00:00"
+    long = _json(1)
+    long["inputs"][0]["name"] = "x" * 5000  # the store's index would never find it again
     cases: list[tuple[bytes | str, dict[str, str], int, str]] = [
         ("{not json", {}, 400, "body is not JSON: malformed JSON"),
         ("[]", {}, 400, "the batch is an empty array"),
@@ -199,6 +201,7 @@ def test_bad_requests_get_a_json_reason_never_a_500(server: Server) -> None:
          "event: eventType 'DONE' is not one of"),
         (json.dumps(plain), {}, 400, "namespace 'plain namespace' is neither a URI"),
         (json.dumps(naive), {}, 400, "event: eventTime '2024-01-01T00:00:00' has no time zone"),
+        (json.dumps(long), {}, 400, "over the store's 4,096-byte limit for a key"),
         (b"\x1f\x8b\x08broken", {"Content-Encoding": "gzip"}, 400, "body is not valid gzip"),
         (good, {"Content-Encoding": "br"}, 415, "Content-Encoding 'br' is not supported"),
         (good, {"Content-Type": "text/plain"}, 415, "Content-Type must be application/json"),

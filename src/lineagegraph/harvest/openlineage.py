@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 from lineagegraph import identity, jsonlines
 from lineagegraph.errors import WRITE_REFUSED, HarvestError, QueryError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.text import too_long
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.harvest.reducer import ColumnSet, ColumnShape, RunReducer
@@ -238,7 +239,7 @@ class EventMapper:
             urn = identity.openlineage_urn(namespace, name, self.rules)
         except identity.IdentityError as exc:
             raise EventError(f"{where}: {exc}") from None
-        self._urns[namespace, name] = urn
+        self._urns[namespace, name] = _findable(urn, where)
         return urn
 
     def _asset(self, urn: str, at: int, props: dict[str, Scalar] | None = None) -> Asset:
@@ -273,6 +274,7 @@ class EventMapper:
             )
         except identity.IdentityError as exc:
             raise EventError(f"job: {exc}") from None
+        _findable(job_urn, "job")
         out: list[Piece] = []
         inputs = self._datasets(event.get("inputs"), "inputs", where, (at, run_id), out)
         outputs = self._datasets(event.get("outputs"), "outputs", where, (at, run_id), out)
@@ -397,6 +399,8 @@ class EventMapper:
         names = tuple(f["name"] for f in fields)
         shape = self._shapes.get(("schema", urn, names))
         if shape is None:
+            for column in names:
+                _findable(f"{urn}#{column}", spot)
             shape = ColumnShape.of(column_items(urn, names, [], 0, None))
             self._shapes["schema", urn, names] = shape
         return [ColumnSet(shape, at, None)]
@@ -501,6 +505,15 @@ class EventMapper:
                 source = self.dataset_urn(entry, f"fields.{column}")
                 links.append(ColumnLink(source, _require(entry, "field", str, column), column))
         return links
+
+
+def _findable(key: str, where: str) -> str:
+    """`key`, or an EventError when the store could never find it again: the event is refused
+    before it is acknowledged (such a key was stored, but its edges were dropped)."""
+    reason = too_long((key,))
+    if reason is not None:
+        raise EventError(f"{where}: {reason}")
+    return key
 
 
 def _facet(dataset: dict[str, Any], group: str) -> Any:
