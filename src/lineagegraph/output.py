@@ -17,7 +17,9 @@ from typing import Any
 from lineagegraph.errors import UsageError
 
 FORMATS = ("table", "json", "csv", "markdown")
-MIN_TEXT_WIDTH = 12
+MIN_TEXT_WIDTH = 24
+"""A name is never cut shorter than this (its bucket and its end still show); a table that
+cannot fit even so runs wider than the terminal rather than lose its names."""
 
 
 def render(
