@@ -226,7 +226,7 @@ def columns(
 
     \b
     Examples (names from `lineagegraph demo`):
-      lineagegraph columns ANALYTICS.MARTS.DAILY_ACTIVE#REVENUE
+      lineagegraph columns 'ANALYTICS.MARTS.DAILY_ACTIVE#REVENUE'
       lineagegraph columns 's3://acme-raw/events#amount' --direction downstream
     """
     refuse_page_on_terminal(fmt, output)
