@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Install everything the tests need into .venv and tools/, start the local test services that
-# can run on this machine, and run the whole suite. Used as-is by CI (.ci/run).
+# Install everything the tests need into their own virtualenv (.venv-test, or
+# $LINEAGEGRAPH_TEST_VENV) and tools/, start the local test services that can run on this
+# machine, and run the whole suite. Used as-is by CI (.ci/run).
+#
+# Never .venv: that is the user's (the README's first command installs lineagegraph there), and
+# reinstalling it as an editable dev install under a running `lineagegraph` broke its imports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+venv="${LINEAGEGRAPH_TEST_VENV:-.venv-test}"
+if [ "$(realpath -m "$venv")" = "$(realpath -m .venv)" ]; then
+  echo "error: the tests' virtualenv must not be .venv (the user's); unset LINEAGEGRAPH_TEST_VENV" >&2
+  exit 2
+fi
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install -q --upgrade pip
+"$venv/bin/python" -m pip install -q -e '.[dev]'
 npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error
 
 # dbt in its own venv (tools/dbt/.venv), so its pins cannot disturb the product's: the dbt tests
@@ -49,5 +58,5 @@ fi
 
 # Not exec: the EXIT trap must run after pytest; the script exits with pytest's status.
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+"$venv/bin/python" -m pytest "$@" || status=$?
 exit "$status"

@@ -259,3 +259,63 @@ def test_unknown_environment_variables_are_named_with_the_closest_setting(ready)
     assert "unknown environment variable LINEAGEGRAPH_GRAPHS; did you mean LINEAGEGRAPH_GRAPH?" \
         in result.output  # fmt: skip
     assert "LINEAGEGRAPH_CONFIG" not in result.output and "TEST_RGW" not in result.output
+
+
+# --- the first hour (issue 22) --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["init"], ["harvest"], ["query"], ["status"]])
+def test_help_of_the_first_commands_has_examples(command: list[str]) -> None:
+    result = CliRunner().invoke(cli, [*command, "--help"])
+    assert result.exit_code == 0
+    examples = result.output.split("Example")[1] if "Example" in result.output else ""
+    assert f"lineagegraph {command[0]}" in examples or " harvest " in examples, result.output
+
+
+def test_query_shows_times_as_utc_in_a_table(ready) -> None:  # type: ignore[no-untyped-def]
+    made = ready("query", "--write",
+                 "CREATE (:Asset:Table {urn: 'u', last_seen: 1717200000000, runs: 3})")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    read = "MATCH (t:Table) RETURN t.urn, t.last_seen, t.runs"
+    table = ready("query", read)
+    assert table.exit_code == 0, table.output
+    assert table.output.splitlines()[2].split() == ["u", "2024-06-01", "00:00:00Z", "3"]
+    raw = ready("query", read, "--epoch-ms")
+    assert raw.output.splitlines()[2].split() == ["u", "1717200000000", "3"]
+    data = json.loads(ready("query", read, "--format", "json").output)
+    assert data == [{"t.urn": "u", "t.last_seen": 1717200000000, "t.runs": 3}]
+
+
+def test_status_freshness_columns_all_have_headers(ready) -> None:  # type: ignore[no-untyped-def]
+    made = ready("query", "--write",
+                 "CREATE (:HarvestRun {id: 'r', system: 's3', scope: 's3://b/', status: 'success',"
+                 " started: 1, finished: 2, watermark: 2})")  # fmt: skip
+    assert made.exit_code == 0, made.output
+    status = ready("status")
+    assert status.exit_code == 0, status.output
+    lines = status.stdout.splitlines()
+    lines = lines[lines.index("freshness (stale after 26 h):") :]
+    header, rule = lines[1], lines[2]
+    assert header.split() == ["system", "scope", "last", "success", "age", "h", "state"]
+    assert len(header) >= len(rule.rstrip())  # no column without a header
+    assert lines[3].split()[-1] == "STALE"
+
+
+def test_a_missing_store_names_the_store_nearby(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """After the demo, plain `lineagegraph status` looks in ./.lineagegraph: the error names
+    the demo's store beside it and how to use it."""
+    demo = tmp_path / "lineagegraph-demo" / "graph"
+    made = run("--data-dir", str(demo), "init")
+    assert made.exit_code == 0, made.output
+    result = CliRunner().invoke(cli, ["status"], env={"LINEAGEGRAPH_GRAPH__DATA_DIR": None})
+    assert result.exit_code == 3, result.output
+    assert "Found a store nearby: lineagegraph-demo/graph" in result.stderr
+    assert "--data-dir lineagegraph-demo/graph" in result.stderr
+    assert f"export LINEAGEGRAPH_GRAPH__DATA_DIR={demo}" in result.stderr
+    pointed = CliRunner().invoke(cli, ["status"], env={"LINEAGEGRAPH_GRAPH__DATA_DIR": str(demo)})
+    assert pointed.exit_code == 0, pointed.output
+
+
+def test_a_missing_store_with_none_nearby_says_nothing_more(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = run("status")
+    assert result.exit_code == 3 and "nearby" not in result.stderr

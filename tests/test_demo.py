@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from pathlib import Path
 
 import boto3
 import pytest
+from click.testing import CliRunner
 
+from lineagegraph.cli import cli
 from lineagegraph.demo import platform as p
 from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import open_store
@@ -174,3 +177,58 @@ def test_a_failing_step_stops_the_demo_and_names_it(
     assert f"failed: listing s3://{p.RAW_BUCKET} ended partial: stopped before " in result.stderr
     assert f"(s3://{p.RAW_BUCKET}/legacy) with 30 objects" in result.stderr
     assert "[2/5]" not in result.stderr and "Done" not in result.stdout
+
+
+# --- the first hour after the demo (issue 22) -----------------------------------------------
+
+
+def test_the_closing_lines_point_the_shell_at_the_graph_and_run_as_printed(demo_dir: Path) -> None:
+    """Copied in order from the demo's output, the `export` line and the commands after it
+    work with no --data-dir; without the export, `status` names the demo's store nearby."""
+    out = (demo_dir / "stdout-1.txt").read_text().splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("Point this shell at it"))
+    block = [line.strip() for line in out[start + 1 :] if line.startswith("  ")]
+    export = f"export LINEAGEGRAPH_GRAPH__DATA_DIR={demo_dir / 'graph'}"
+    assert block[0] == export and block[1].endswith(" status")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
+    ran = subprocess.run(["bash", "-c", "set -e\n" + "\n".join(block)], cwd=demo_dir.parent,
+                         env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert f"{p.MART_TABLE}#REVENUE: " in ran.stdout  # the columns hint answered
+    plain = subprocess.run(["bash", "-c", block[1]], cwd=demo_dir.parent, env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert plain.returncode == 3
+    assert f"Found a store nearby: {demo_dir.name}/graph" in plain.stderr
+    assert export in plain.stderr
+
+
+READ_COMMANDS = ["status", "query", "upstream", "downstream", "path", "impact", "columns",
+                 "check", "orphans", "cost-report"]  # fmt: skip
+
+
+def help_examples(command: str) -> list[list[str]]:
+    """The example command lines of `command --help` (continuations joined, `&& ...` and
+    `# ...` left out), as argv lists without the leading `lineagegraph`."""
+    text = CliRunner().invoke(cli, [command, "--help"], terminal_width=200).output
+    lines = text.split("Example", 1)[1].split("Options:")[0].splitlines()[1:]
+    joined: list[str] = []
+    for line in (x.strip() for x in lines):
+        if joined and joined[-1].endswith("\\"):
+            joined[-1] = joined[-1][:-1] + " " + line
+        elif line.startswith("lineagegraph "):
+            joined.append(line)
+    return [shlex.split(x.split(" && ")[0].split("  #")[0])[1:] for x in joined]
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS)
+def test_every_help_example_runs_on_the_demos_graph(
+    demo_dir: Path, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Examples are what people copy first: each runs, as printed, on the demo's graph."""
+    monkeypatch.chdir(tmp_path)  # where the examples' -o files go
+    examples = help_examples(command)
+    assert examples, f"`{command} --help` has no example"
+    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(demo_dir / "graph")}
+    for argv in examples:
+        result = CliRunner().invoke(cli, argv, env=env)
+        assert result.exit_code == 0, f"lineagegraph {shlex.join(argv)}: {result.output}"

@@ -364,3 +364,39 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+# --- exit codes and tips as the first hour meets them (issue 22) ----------------------------
+
+
+def _exit_code_classes() -> dict[int, list[str]]:
+    from lineagegraph import errors
+
+    codes: dict[int, list[str]] = {}
+    for value in vars(errors).values():
+        if isinstance(value, type) and issubclass(value, errors.LineageGraphError):
+            codes.setdefault(value.exit_code, []).append(value.__name__)
+    return codes
+
+
+@pytest.mark.parametrize("page", [README, DOCS / "commands.md"], ids=lambda p: p.name)
+def test_every_exit_code_is_in_the_table(page: Path) -> None:
+    """A user's mistake has its own code (2, or 7 for no such asset), never 1 (a bug), and the
+    tables say what each code means."""
+    rows = set(re.findall(r"^\| (\d+) \| ", page.read_text(encoding="utf-8"), re.MULTILINE))
+    missing = {code: names for code, names in _exit_code_classes().items() if str(code) not in rows}
+    assert missing == {}, f"{page.name}: exit codes without a row"
+    from lineagegraph.lineage import AssetDeleted, AssetNotFound
+
+    assert AssetNotFound.exit_code == AssetDeleted.exit_code == 7
+
+
+def test_the_async_http_tip_says_to_close_the_client() -> None:
+    """openlineage-python's async_http transport drops what is still queued at exit unless the
+    client is closed: each place that suggests it says so within a few lines."""
+    for page in [*sorted(DOCS.glob("*.md")), README]:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if "TRANSPORT__TYPE=async_http" in line:
+                near = "\n".join(lines[i : i + 8])
+                assert "close()" in near, f"{page.name}:{i + 1}: async_http without close()"

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from click.testing import CliRunner
 
 from lineagegraph import lineage
 from lineagegraph.cli import cli
-from lineagegraph.errors import LineageGraphError
+from lineagegraph.errors import LineageGraphError, NotFound, UsageError
 from lineagegraph.graph.statements import statement
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
@@ -407,7 +410,7 @@ def test_resolve_column(graph: GraphStore, settings: Settings) -> None:
     with pytest.raises(AssetNotFound, match="has no column 'REVENU'") as caught:
         lineage.resolve_column(graph, settings, "analytics.marts.daily_sales#REVENU")
     assert caught.value.suggestions[0] == expected
-    with pytest.raises(AssetNotFound, match="write ASSET#COLUMN"):
+    with pytest.raises(UsageError, match="write ASSET#COLUMN"):
         lineage.resolve_column(graph, settings, "analytics.marts.daily_sales")
 
 
@@ -576,7 +579,7 @@ def test_cli_pictures_to_a_file(run, tmp_path: Path, fmt: str) -> None:  # type:
 
 def test_cli_unknown_name_exits_non_zero_with_suggestions(run) -> None:  # type: ignore[no-untyped-def]
     result = run("upstream", "analytics.marts.daily_sale")
-    assert result.exit_code == 1
+    assert result.exit_code == NotFound.exit_code == 7  # a user's typo, not a bug (1)
     assert result.stderr.startswith("error: no asset matches 'analytics.marts.daily_sale'")
     assert f"did you mean:\n  {DAILY}" in result.stderr
     assert result.stdout == ""
@@ -584,13 +587,65 @@ def test_cli_unknown_name_exits_non_zero_with_suggestions(run) -> None:  # type:
 
 def test_cli_deleted_start_and_bad_output_path(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     deleted = run("downstream", "analytics.scratch.orders_copy")
-    assert deleted.exit_code == 1 and "--include-deleted" in deleted.stderr
+    assert deleted.exit_code == 7 and "--include-deleted" in deleted.stderr
     shown = run("downstream", "analytics.scratch.orders_copy", "--include-deleted")
     assert shown.exit_code == 0 and LEGACY in shown.output
     missing_dir = tmp_path / "no" / "such" / "dir" / "x.html"
     bad = run("downstream", "raw.public.orders", "--format", "html", "-o", str(missing_dir))
-    assert bad.exit_code == 1 and f"cannot write {missing_dir}" in bad.stderr
+    assert bad.exit_code == 2 and f"cannot write {missing_dir}" in bad.stderr
     assert not missing_dir.parent.exists()
+
+
+def test_cli_user_mistakes_are_not_bugs(run) -> None:  # type: ignore[no-untyped-def]
+    """Exit 1 says "a bug: report it"; a column without #COLUMN is usage (2), a column the
+    asset does not have is "no such asset or column" (7)."""
+    no_column = run("columns", "analytics.marts.daily_sales")
+    assert no_column.exit_code == 2 and "write ASSET#COLUMN" in no_column.stderr
+    typo = run("columns", "analytics.marts.daily_sales#REVENU")
+    assert typo.exit_code == 7 and "has no column 'REVENU'" in typo.stderr
+    same = run("path", "raw.public.orders", "raw.public.orders")
+    assert same.exit_code == 2 and "FROM and TO are the same asset" in same.stderr
+
+
+def test_cli_path_says_when_a_path_runs_the_other_way(run) -> None:  # type: ignore[no-untyped-def]
+    result = run("path", "analytics.marts.daily_sales", "s3://raw-bucket/orders")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == (
+        f"no path from {DAILY} to {ORDERS_S3} within 10 hop(s); one runs the other way: "
+        f"path {ORDERS_S3} {DAILY}"
+    )
+    neither = run("path", "analytics.marts.daily_sales", "reports.public.legacy")
+    assert neither.stdout.strip() == f"no path from {DAILY} to {LEGACY} within 10 hop(s)"
+
+
+def test_cli_path_prints_its_note_once(run) -> None:  # type: ignore[no-untyped-def]
+    """On a terminal stdout and stderr both show: the note goes to stderr only."""
+    result = run("path", RAW_FILE, "analytics.marts.daily_sales")
+    assert result.exit_code == 0, result.output
+    assert (result.stdout + result.stderr).count("is an S3 object with no lineage") == 1
+    assert result.stderr.startswith(f"note: FROM {RAW_FILE} is an S3 object")
+
+
+def test_cli_html_is_not_poured_onto_a_terminal(cli_dir: Path, tmp_path: Path) -> None:
+    """`--format html` without -o on a terminal (a real pty) is a usage error (exit 2) that
+    says to write a file; into a pipe it is the page, as asked."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
+    env["LINEAGEGRAPH_IDENTITY__SNOWFLAKE_ACCOUNT"] = ACCOUNT
+    argv = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(cli_dir), "impact",
+            "raw.public.orders", "--format", "html"]  # fmt: skip
+    main, secondary = pty.openpty()
+    try:
+        tty = subprocess.run(argv, stdout=secondary, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+    finally:
+        os.close(secondary)
+        os.close(main)
+    assert tty.returncode == 2, tty.stderr
+    assert "-o lineage.html" in tty.stderr
+    piped = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path,
+                           timeout=120)  # fmt: skip
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout.startswith("<!DOCTYPE html>")
 
 
 def test_cli_path_depth_is_bounded(run) -> None:  # type: ignore[no-untyped-def]

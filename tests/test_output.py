@@ -7,8 +7,19 @@ import doctest
 import io
 from decimal import Decimal
 
+import click
+import pytest
+from click.testing import CliRunner
+
 from lineagegraph import output
-from lineagegraph.output import render, size_text, usd_text
+from lineagegraph.output import (
+    cut_middle,
+    human_times,
+    render,
+    size_text,
+    terminal_width,
+    usd_text,
+)
 
 
 def test_doctests() -> None:
@@ -35,18 +46,71 @@ def test_decimals_are_written_without_exponents() -> None:
     assert text.splitlines() == ["usd", "0.000000001", "0.000000000"]
 
 
-def test_a_wide_table_wraps_to_the_width_and_keeps_amounts_whole() -> None:
+REPORT_COLUMNS = ["dataset", "storage_class", "objects", "size", "monthly_usd",
+                  "oldest_modified", "newest_modified", "last_read"]  # fmt: skip
+SIZES = ["size", "monthly_usd"]
+
+
+@pytest.mark.parametrize("width", [110, 120, 200])
+def test_a_table_fits_by_wrapping_headers_and_never_breaks_a_name(width: int) -> None:
+    """Names are what people copy: the demo's orphan table, at any width it can fit, keeps
+    `s3://acme-raw/partners/feeds/2024-05` whole on its line (it was cut at `-` and `/`)."""
+    name = "s3://acme-raw/partners/feeds/2024-05"
+    rows = [[name, "STANDARD", 12, "3.50 MiB", "<$0.0001", "2026-12-02", "2026-12-02", None],
+            ["s3://acme-raw/backups", "DEEP_ARCHIVE", 1, "3.81 MiB", "<$0.0001", "2026-12-02",
+             "2026-12-02", None]]  # fmt: skip
+    lines = render(REPORT_COLUMNS, rows, "table", right_aligned=SIZES, width=width).splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert [line.split()[0] for line in lines if line.startswith("s3://")] == [
+        name, "s3://acme-raw/backups"
+    ]  # fmt: skip
+    rule = lines.index(next(x for x in lines if x.startswith("-")))
+    assert len(lines) == rule + 4  # two rows, one line each, and the count
+
+
+def test_only_a_too_narrow_width_cuts_names_and_then_in_the_middle() -> None:
     urn = "s3://a-long-bucket-name/raw/events/year=2024/month=09/day=30/hour=12/" + "x" * 40
     rows = [[urn, "$1,234.57", 123456789], ["s3://b/short", "<$0.0001", 1]]
     text = render(["dataset", "monthly_usd", "orphaned_objects"], rows, "table",
                   right_aligned=["monthly_usd"], width=60)  # fmt: skip
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 60
-    assert "$1,234.57" in text and "123456789" in text and "<$0.0001" in text
-    first = len(lines[2].split()[0])  # the dataset column's width, from the rule under it
-    assert "".join(line[:first].strip() for line in lines[3:-2]) == urn  # wrapped, not cut
-    assert lines[-2].split() == ["s3://b/short", "<$0.0001", "1"]
-    assert lines[0].split() == ["dataset", "monthly_", "orphaned_"]  # headers break at _
+    assert [lines[0].split(), lines[1].split()] == [["dataset", "monthly_", "orphaned_"],
+                                                    ["usd", "objects"]]  # fmt: skip
+    cut, short = lines[3].split(), lines[4].split()
+    assert cut[1:] == ["$1,234.57", "123456789"] and short == ["s3://b/short", "<$0.0001", "1"]
+    head, _, tail = cut[0].partition("…")
+    assert urn.startswith(head) and urn.endswith(tail) and len(tail) >= len(head) >= 11
+    assert len(lines) == 6  # one line a row: nothing wrapped onto another
+
+
+def test_cut_middle_keeps_both_ends() -> None:
+    assert cut_middle("ANALYTICS.MARTS.DAILY_ACTIVE", 26) == "ANALYTICS.MA….DAILY_ACTIVE"
+    assert cut_middle("abc", 3) == "abc" and cut_middle("abcd", 1) == "…"
+    assert all(len(cut_middle("x" * 50, n)) == n for n in range(1, 50))
+
+
+def test_terminal_width_follows_columns_and_is_none_off_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert terminal_width() == 200
+    monkeypatch.delenv("COLUMNS")
+    assert CliRunner().invoke(_width_command).output == "None\n"  # stdout is not a terminal
+
+
+@click.command()
+def _width_command() -> None:
+    click.echo(repr(terminal_width()))
+
+
+def test_query_shows_graph_times_as_utc_in_tables() -> None:
+    columns = ["t.urn", "t.last_seen", "deleted_at", "runs", "x.run_at"]
+    rows = [["a", 1_717_200_000_000, None, 1_717_200_000_000, 0], ["b", "not a time", 5, 2, 1]]
+    assert human_times(columns, rows) == [
+        ["a", "2024-06-01 00:00:00Z", None, 1_717_200_000_000, "1970-01-01 00:00:00Z"],
+        ["b", "not a time", "1970-01-01 00:00:00Z", 2, "1970-01-01 00:00:00Z"],
+    ]
 
 
 def test_without_a_width_nothing_wraps() -> None:

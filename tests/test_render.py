@@ -108,6 +108,20 @@ def test_transformation_pills_say_what_they_write() -> None:
     assert node.detail == "writes RAW.PUBLIC.ORDERS (+1)"
 
 
+def test_picture_labels_are_cut_in_the_middle_not_from_the_front() -> None:
+    """`…LYTICS.MARTS.DAILY_ACTIVE` lost the database; both ends now stay."""
+    mart = Reached("snowflake://acme-demo/ANALYTICS.MARTS.DAILY_ACTIVE", "DAILY_ACTIVE",
+                   "snowflake", "Table", 1, (), (TABLE.urn,))  # fmt: skip
+    writer = Reader("snowflake://acme-demo/query/mart", "mart", "snowflake", None, 1, 10,
+                    (TABLE.urn,), (mart.urn,))  # fmt: skip
+    result = render.impact_view(Impact(START, [TABLE, mart], {}, [writer]))
+    detail = result.by_urn[writer.urn].detail
+    assert detail == "writes ANALYTICS.MA….DAILY_ACTIVE", detail
+    long = "s3://a-very-long-bucket-name/raw/events/partners/feeds/2024-05"
+    assert render.short(long, 34).startswith("s3://a-very-long")
+    assert render.short(long, 34).endswith("feeds/2024-05") and len(render.short(long, 34)) == 34
+
+
 def test_labels() -> None:
     assert render.label("snowflake://acme/DB.S.ORDERS", "Table", "ORDERS") == "DB.S.ORDERS"
     assert render.label("s3://b/raw/orders", "Dataset", "orders") == "b/raw/orders"

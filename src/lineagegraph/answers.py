@@ -46,14 +46,18 @@ class Traversal:
 @dataclass
 class Paths:
     """The lineage paths between two assets, shortest first; `answer.notes` say when an S3
-    object's dataset stood in for it."""
+    object's dataset stood in for it. `reverse`: with no path that way, whether one runs from
+    TO to FROM (people often ask the question the other way round)."""
 
     start: Reached
     end: Reached
     depth: int
     answer: PathAnswer
+    reverse: bool = False
 
-    def render(self, fmt: str) -> str:
+    def render(self, fmt: str, *, notes_shown: bool = True) -> str:
+        """`notes_shown=False` leaves the notes out of a text answer (the CLI prints them on
+        stderr, so that a terminal shows them once)."""
         found, notes = self.answer.paths, self.answer.notes
         if fmt == "json":
             return render.to_json({"from": self.start, "to": self.end, "depth": self.depth,
@@ -63,8 +67,11 @@ class Paths:
             view.note = " ".join(notes)
             return render.picture(view, fmt)
         if not found:
-            return f"no path from {self.answer.src} to {self.answer.dst} within {self.depth} hop(s)"
-        return "\n".join([*notes, render.paths_text(found)])
+            none = f"no path from {self.answer.src} to {self.answer.dst} within {self.depth} hop(s)"
+            if self.reverse:
+                none += f"; one runs the other way: path {self.answer.dst} {self.answer.src}"
+            return none
+        return "\n".join([*(notes if notes_shown else ()), render.paths_text(found)])
 
 
 @dataclass
@@ -152,7 +159,10 @@ def path(
         lineage.start_asset(store, urn, include_deleted=include_deleted)
         for urn in (answer.src, answer.dst)
     )
-    return Paths(start, end, depth, answer)
+    reverse = not answer.paths and bool(
+        lineage.paths_between(store, dst, src, depth, 1, include_deleted=include_deleted).paths
+    )
+    return Paths(start, end, depth, answer, reverse)
 
 
 def impact(

@@ -15,6 +15,13 @@ class ConfigError(LineageGraphError):
     exit_code = 2
 
 
+class UsageError(LineageGraphError):
+    """What was asked cannot be answered as typed (a column without `#COLUMN`, a depth out of
+    range, FROM and TO the same): exit 2, like a mistyped option, never 1 (a bug)."""
+
+    exit_code = 2
+
+
 class StoreError(LineageGraphError):
     """The graph store cannot be reached, opened or written."""
 
@@ -34,6 +41,13 @@ class HarvestError(LineageGraphError):
     """A harvest could not complete; what was written so far stays consistent."""
 
     exit_code = 5
+
+
+class NotFound(LineageGraphError):
+    """The asset or column named is not in the graph (a mistyped name, or a soft-deleted asset
+    without --include-deleted); the message lists the closest names."""
+
+    exit_code = 7
 
 
 class Interrupted(BaseException):

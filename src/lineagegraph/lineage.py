@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from lineagegraph.errors import LineageGraphError
+from lineagegraph.errors import NotFound, UsageError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import (
     WHOLE_NAME_SYSTEMS,
@@ -59,7 +59,7 @@ _STEP: dict[tuple[str, Direction], str] = {
 }
 
 
-class AssetNotFound(LineageGraphError):
+class AssetNotFound(NotFound):
     """What the user typed names no asset (or several); the message lists the closest ones."""
 
     def __init__(self, message: str, suggestions: Iterable[str] = ()) -> None:
@@ -69,7 +69,7 @@ class AssetNotFound(LineageGraphError):
         super().__init__(message)
 
 
-class AssetDeleted(LineageGraphError):
+class AssetDeleted(NotFound):
     """A traversal starts at a soft-deleted asset without include_deleted."""
 
 
@@ -262,7 +262,7 @@ def resolve_column(store: GraphStore, settings: Settings, text: str) -> str:
     try:
         asset_text, column = split_column_urn(text.strip())
     except IdentityError:
-        raise AssetNotFound(
+        raise UsageError(
             f"{text!r} is not a column: write ASSET#COLUMN, e.g. db.schema.orders#ID"
         ) from None
     asset = resolve(store, settings, asset_text)
@@ -346,7 +346,7 @@ def _label(row: dict[str, Any]) -> str:
 
 def _check_depth(depth: int, maximum: int) -> None:
     if not 1 <= depth <= maximum:
-        raise LineageGraphError(f"depth must be between 1 and {maximum}, got {depth}")
+        raise UsageError(f"depth must be between 1 and {maximum}, got {depth}")
 
 
 @dataclass(slots=True)
@@ -421,9 +421,7 @@ def traverse(
     _check_depth(depth, MAX_DEPTH)
     unknown = set(kinds) - set(KINDS)
     if unknown:
-        raise LineageGraphError(
-            f"unknown asset kind(s) {sorted(unknown)}; choose from {', '.join(KINDS)}"
-        )
+        raise UsageError(f"unknown asset kind(s) {sorted(unknown)}; choose from {', '.join(KINDS)}")
     start_asset(store, urn, include_deleted=include_deleted)
     found = _expand(store, "asset", direction, urn, depth, include_deleted)
     if not systems and not kinds:
@@ -495,11 +493,11 @@ def paths(
     """
     _check_depth(max_depth, MAX_PATH_DEPTH)
     if limit < 1:
-        raise LineageGraphError(f"limit must be at least 1, got {limit}")
+        raise UsageError(f"limit must be at least 1, got {limit}")
     start_asset(store, src, include_deleted=include_deleted)
     start_asset(store, dst, include_deleted=include_deleted)
     if src == dst:
-        raise LineageGraphError(f"FROM and TO are the same asset ({src!r})")
+        raise UsageError(f"FROM and TO are the same asset ({src!r})")
     found = _search(store, "asset", "downstream", src, max_depth, include_deleted, until=dst)
     if not any(hit.urn == dst for hit in found):  # no path: nothing to enumerate
         return []

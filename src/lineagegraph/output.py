@@ -7,18 +7,19 @@ import io
 import json
 import os
 import re
+import sys
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
-from lineagegraph.errors import LineageGraphError
+from lineagegraph.errors import UsageError
 
 FORMATS = ("table", "json", "csv", "markdown")
-REPORT_WIDTH = 100
-"""The reports' terminal tables wrap to fit this many columns."""
-MIN_TEXT_WIDTH = 12
+MIN_TEXT_WIDTH = 24
+"""A name is never cut shorter than this (its bucket and its end still show); a table that
+cannot fit even so runs wider than the terminal rather than lose its names."""
 
 
 def render(
@@ -30,8 +31,8 @@ def render(
     width: int | None = None,
 ) -> str:
     """`right_aligned` names the table's columns of amounts given as text (`$0.0230`, sizes),
-    aligned and kept whole like numbers; with `width`, a table wraps to fit it (urns that
-    people copy are better left whole, so only reports ask for this)."""
+    aligned and kept whole like numbers; with `width` (reports: `terminal_width()`), a table
+    fits it by wrapping headers, and cuts values in the middle only when it must."""
     if fmt == "json":
         records = [dict(zip(columns, row, strict=True)) for row in rows]
         return json.dumps(records, indent=2, ensure_ascii=False, default=str)
@@ -87,6 +88,32 @@ def time_text(ms: int | None) -> str | None:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+TIME_PROPERTIES = frozenset({
+    "first_seen", "last_seen", "deleted_at", "last_modified", "oldest_modified",
+    "newest_modified", "run_at", "last_run_at", "started", "finished", "watermark",
+    "last_success",
+})  # fmt: skip
+"""The graph's properties that hold a time (epoch milliseconds): graph-model.md."""
+
+
+def is_time_column(name: str) -> bool:
+    """Whether a query's result column is a time: `t.last_seen`, `deleted_at`, `x.run_at`."""
+    prop = name.rpartition(".")[2].strip("`")
+    return prop in TIME_PROPERTIES or prop.endswith("_at")
+
+
+def human_times(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[list[Any]]:
+    """The rows with each time column's integers as UTC text (`time_text`), for people; other
+    values, and anything in a time column that is not an integer, stay as they are."""
+    times = [is_time_column(name) for name in columns]
+    if not any(times):
+        return [list(row) for row in rows]
+    return [
+        [time_text(v) if t and type(v) is int else v for v, t in zip(row, times, strict=True)]
+        for row in rows
+    ]
+
+
 def usd_text(amount: Decimal) -> str:
     """Money as people read it: `$1,234.57`, `$0.0230`, `<$0.0001`; never `0.0` for a cost.
 
@@ -117,14 +144,44 @@ def size_text(size: int) -> str:
     return f"{size / 1024**power:,.2f} {units[power - 1]}"
 
 
+def terminal_width() -> int | None:
+    """The width a report's table should fit: $COLUMNS when set, else the terminal's; None
+    when stdout is not a terminal (a file or a pipe gets every name whole, on one line)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):  # not a terminal, or no real stdout
+        return None
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` in at most `width` characters, cut in the middle with `…`: the start of a name
+    says where it lives and the end what it is, so both stay (more of the end).
+
+    >>> cut_middle("s3://acme-raw/partners/events/2024", 20)
+    's3://acme…vents/2024'
+    >>> cut_middle("short", 20)
+    'short'
+    """
+    if len(text) <= width:
+        return text
+    if width <= 1:
+        return "…"[:width]
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
 def _table(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     right_aligned: Collection[str] = (),
     width: int | None = None,
 ) -> str:
-    """Aligned columns (numbers to the right); a table wider than `width` wraps its widest
-    text columns and headers (at `_`) onto more lines rather than running off the screen."""
+    """Aligned columns (numbers to the right). A table wider than `width` wraps its long
+    headers (at `_`); a value is never broken across lines (names are what people copy):
+    only if the table still does not fit are the widest text values cut in the middle."""
     cells = [[_visible(v if type(v) is str else _cell(v)) for v in row] for row in rows]
     numeric = [
         name in right_aligned or _numeric([row[i] for row in rows])
@@ -134,25 +191,21 @@ def _table(
         widths = [max(len(v) for v in column) for column in zip(columns, *cells, strict=True)]
     else:
         widths = _fit([list(columns), *cells], numeric, width)
-    # Each line of a row is padded by one format string, and only values wider than their
-    # column are wrapped: a report of 200,000 rows took 6 s the general way, cell by cell.
+    # Rows are padded by one format string, and only values wider than their column are cut:
+    # a report of 200,000 rows took 6 s the general way, cell by cell.
     line = "  ".join(
         f"{{:{'>' if num else '<'}{w}}}" for w, num in zip(widths, numeric, strict=True)
     )
-
-    def lines(values: Sequence[str]) -> list[str]:
-        parts = [[v] if len(v) <= w else _wrap(v, w) for v, w in zip(values, widths, strict=True)]
-        height = max(map(len, parts), default=1)
-        if height == 1:
-            return [line.format(*values).rstrip()]
-        return [
-            line.format(*[part[i] if i < len(part) else "" for part in parts]).rstrip()
-            for i in range(height)
-        ]
-
-    out = [*lines(columns), "  ".join("-" * w for w in widths)]
+    header = [[v] if len(v) <= w else _wrap(v, w) for v, w in zip(columns, widths, strict=True)]
+    out = [
+        line.format(*[part[i] if i < len(part) else "" for part in header]).rstrip()
+        for i in range(max(map(len, header), default=1))
+    ]
+    out.append("  ".join("-" * w for w in widths))
     for row in cells:
-        out += lines(row)
+        if any(len(v) > w for v, w in zip(row, widths, strict=True)):
+            row = [cut_middle(v, w) for v, w in zip(row, widths, strict=True)]
+        out.append(line.format(*row).rstrip())
     out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
     return "\n".join(out)
 
@@ -160,7 +213,7 @@ def _table(
 def _fit(table: list[list[str]], numeric: list[bool], width: int) -> list[int]:
     """Column widths: each as wide as its longest cell; if the table is too wide, first long
     headers wrap to their column's cells, then the widest text column narrows one character at
-    a time until the table fits (numbers never split)."""
+    a time until the table fits (numbers and amounts never narrow)."""
     header, *cells = table
     widths = [max(len(v) for v in column) for column in zip(*table, strict=True)]
     longest_cell = [max([len(row[i]) for row in cells], default=0) for i in range(len(header))]
@@ -185,7 +238,7 @@ def _fit(table: list[list[str]], numeric: list[bool], width: int) -> list[int]:
 
 
 def _wrap(text: str, width: int) -> list[str]:
-    """Lines of at most `width` characters, broken after `/ . _ -` where possible."""
+    """A header in lines of at most `width` characters, broken after `/ . _ -` where possible."""
     if len(text) <= width:
         return [text]
     lines = [""]
@@ -202,7 +255,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def _pieces(text: str) -> list[str]:
-    """`s3://b/raw_x` -> `s3:/`, `/`, `b/`, `raw_`, `x`: where a line may break."""
+    """`monthly_usd` -> `monthly_`, `usd`: where a header may break."""
     return re.findall(r"[^/._-]*[/._-]|[^/._-]+", text) or [text]
 
 
@@ -213,11 +266,11 @@ def _numeric(values: Sequence[Any]) -> bool:
 
 def write_file(path: Path, text: str) -> None:
     """Write the whole file at once (a temporary file renamed into place), so a failure never
-    leaves half a file behind; LineageGraphError naming the file if it cannot be written."""
+    leaves half a file behind; UsageError (exit 2) naming the file if it cannot be written."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
-        raise LineageGraphError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -21,6 +21,7 @@ from typing import Any
 
 from lineagegraph.identity import IdentityError, name_of
 from lineagegraph.lineage import Direction, Impact, LineagePath, Reached, Reader
+from lineagegraph.output import cut_middle
 from lineagegraph.output import render as render_rows
 
 PICTURE_FORMATS = ("mermaid", "dot", "html")
@@ -391,8 +392,9 @@ def colour(system: str | None) -> str:
 
 
 def short(text: str, width: int) -> str:
-    """Cut from the left: the end of a name or path is its most telling part."""
-    return text if len(text) <= width else "…" + text[len(text) - width + 1 :]
+    """Cut in the middle (`ANALYTI…DAILY_ACTIVE`): the start says where an asset lives (a
+    database, a bucket), the end what it is; a label cut from the front lost the former."""
+    return cut_middle(text, width)
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

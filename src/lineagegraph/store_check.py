@@ -8,6 +8,10 @@ and raise `EmptyGraph` when an answer comes back empty because the graph holds n
 
 from __future__ import annotations
 
+import os
+import shlex
+from pathlib import Path
+
 from lineagegraph.errors import StoreError
 from lineagegraph.graph.embedded import AOF_DIR, DB_FILE, SOCKET_FILE
 from lineagegraph.graph.store import GraphStore
@@ -17,6 +21,11 @@ STORE_FILES = (DB_FILE, AOF_DIR, SOCKET_FILE)
 """Any of these in the data directory: a store was written there (a saved snapshot, an
 append-only log, or a server running on it right now)."""
 HARVEST_HINT = "run `lineagegraph harvest all` (or harvest s3, snowflake, spark, openlineage)"
+
+
+NEARBY_LOOKS = 2000
+"""How many directories the search for a store nearby may look into (an error path, but one
+that must not crawl a home directory)."""
 
 
 class EmptyGraph(StoreError):
@@ -35,14 +44,57 @@ def require_existing_store(settings: Settings) -> None:
         raise StoreError(
             f"no graph store at {shown!r}: the directory {problem}. Give the store's directory "
             f"with --data-dir (or [graph] data_dir, LINEAGEGRAPH_GRAPH__DATA_DIR), or "
-            f"{HARVEST_HINT} to create one"
+            f"{HARVEST_HINT} to create one{_nearby_hint(data_dir)}"
         )
-    if not any((data_dir / name).exists() for name in STORE_FILES):
+    if not holds_store(data_dir):
         raise StoreError(
             f"no graph store in {shown!r}: the directory holds no store files "
             f"({', '.join(STORE_FILES)}). Give the store's directory with --data-dir, or "
-            f"{HARVEST_HINT} to fill this one"
+            f"{HARVEST_HINT} to fill this one{_nearby_hint(data_dir)}"
         )
+
+
+def holds_store(directory: Path) -> bool:
+    """Whether an embedded store was written in `directory`."""
+    return any((directory / name).exists() for name in STORE_FILES)
+
+
+def nearby_stores(root: Path, limit: int = NEARBY_LOOKS) -> list[Path]:
+    """Stores in `root` and the directories up to two levels below it (`lineagegraph-demo/
+    graph`, the default `.lineagegraph`), looking into at most `limit` directories: the store
+    a user meant is usually right there, under another name."""
+    found: list[Path] = []
+    level, looked = [root], 0
+    for _ in range(3):
+        below: list[Path] = []
+        for directory in level:
+            if looked >= limit:
+                return found
+            looked += 1
+            if holds_store(directory):
+                found.append(directory)
+            try:
+                with os.scandir(directory) as entries:
+                    dirs = [Path(e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+                below += sorted(dirs)
+            except OSError:
+                continue
+        level = below
+    return found
+
+
+def _nearby_hint(missing: Path) -> str:
+    """ "; found a store nearby: ..." with the options that use it, or "" if none is near."""
+    cwd = Path.cwd()
+    stores = [s for s in nearby_stores(cwd) if s.resolve() != missing.resolve()]
+    if not stores:
+        return ""
+    shown = [os.path.relpath(s, cwd) for s in stores[:3]]
+    first, absolute = shlex.quote(shown[0]), shlex.quote(str(stores[0].resolve()))
+    return (
+        f". Found a store nearby: {', '.join(shown)}; use it with --data-dir {first}, or "
+        f"point this shell at it: export LINEAGEGRAPH_GRAPH__DATA_DIR={absolute}"
+    )
 
 
 def require_assets(store: GraphStore, statement: str, what: str, harvest: str) -> None:

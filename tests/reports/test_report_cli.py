@@ -40,7 +40,10 @@ def run(home: Path, *args: str) -> Result:
 
 
 def test_orphans_table(home: Path) -> None:
-    result = run(home, "orphans", "--as-of", AS_OF)
+    result = CliRunner().invoke(
+        cli, ["--data-dir", str(home / "store"), "orphans", "--as-of", AS_OF],
+        env={"COLUMNS": "100"},
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == (
@@ -76,6 +79,26 @@ def test_orphans_table(home: Path) -> None:
     assert "Top 10 datasets by monthly cost:" in result.stdout
     assert lines[-1] == "Total: objects 3, bytes 4,294,967,296 (4.00 GiB), monthly_usd $0.0726"
     assert max(len(line) for line in lines[3:]) <= 100  # the tables: title and notes aside
+
+
+@pytest.mark.parametrize("columns", ["200", "100", None])
+def test_report_tables_never_break_a_name(home: Path, columns: str | None) -> None:
+    """At any terminal width the names stay whole, one row a line (they were cut at `-` and
+    `/` onto more lines even with COLUMNS=200); off a terminal nothing is fitted at all."""
+    result = CliRunner().invoke(
+        cli, ["--data-dir", str(home / "store"), "cost-report", "--as-of", AS_OF],
+        env={"COLUMNS": columns},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    rows = [line.split()[0] for line in lines if line.startswith("s3://")]
+    assert "s3://lake/raw/events/2024" in rows and "s3://lake/raw/orders" in rows
+    for table in result.stdout.split("\n\n")[1:3]:  # rows, and the top datasets
+        rule = next(i for i, line in enumerate(table.splitlines()) if line.startswith("---"))
+        body = table.splitlines()[rule + 1 : -1]
+        assert all(line.startswith("s3://") for line in body), table
+    if columns == "200":
+        assert "monthly_usd" in result.stdout  # wide enough: not even a header wraps
 
 
 def test_orphans_json_is_the_whole_report(home: Path) -> None:

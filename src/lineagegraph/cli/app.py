@@ -178,4 +178,11 @@ def harvest() -> None:
     One harvest at a time per store: a second one exits 5 at once, naming the holder, and
     changes nothing. SIGTERM, SIGINT and SIGHUP stop a harvest cleanly: the run is recorded as
     interrupted, what was written stays, and the exit code is 128 + the signal number.
+
+    \b
+    Examples:
+      lineagegraph harvest list                          what is configured, what to set
+      lineagegraph harvest s3 --bucket acme-raw --endpoint-url http://127.0.0.1:9000
+      lineagegraph harvest openlineage events.jsonl      a file of OpenLineage events
+      lineagegraph --config /etc/lineagegraph.toml harvest all    every configured source
     """

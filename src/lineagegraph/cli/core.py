@@ -14,7 +14,7 @@ from lineagegraph.errors import ConfigError, QueryError
 from lineagegraph.graph import embedded
 from lineagegraph.graph.statements import statement, statement_names
 from lineagegraph.graph.store_files import DamagedStore
-from lineagegraph.output import FORMATS, render, time_text, write_file
+from lineagegraph.output import FORMATS, human_times, render, time_text, write_file
 from lineagegraph.pipeline import now_ms
 from lineagegraph.status import graph_status
 from lineagegraph.store_check import require_existing_store
@@ -25,7 +25,17 @@ pass_app = click.make_pass_decorator(App)
 @cli.command()
 @pass_app
 def init(app: App) -> None:
-    """Create the graph's constraints and indexes (safe to run again)."""
+    """Create the graph's constraints and indexes (safe to run again).
+
+    Every harvest and `demo` does this on its own; run it to set up an empty store (or a
+    Neo4j database) before anything reads it.
+
+    \b
+    Examples:
+      lineagegraph init
+      lineagegraph --data-dir lineagegraph-demo/graph init
+      lineagegraph --graph bolt://localhost:7687 init
+    """
     with app.store() as store:
         store.init_schema()
         click.echo(f"schema ready on {store.backend} ({store.location})")
@@ -114,7 +124,8 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
         rows = [[f["system"], f["scope"], time_text(f["last_success"]), f["age_hours"],
                  "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
-        click.echo(render(["system", "scope", "last success", "age h", ""], rows, "table"))
+        columns = ["system", "scope", "last success", "age h", "state"]
+        click.echo(render(columns, rows, "table"))
     if facts.runs:
         click.echo("\nrecent harvests:")
         rows = [[r["system"], r["scope"], r["status"], time_text(r["started"]),
@@ -144,6 +155,11 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
     "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
     help="Write the result to this file instead of the terminal.",
 )  # fmt: skip
+@click.option(
+    "--epoch-ms", is_flag=True,
+    help="Keep times as epoch milliseconds in table and markdown output (json and csv always "
+    "do); by default a time column (last_seen, deleted_at, ...) is shown as UTC.",
+)  # fmt: skip
 @pass_app
 def query(
     app: App,
@@ -155,13 +171,18 @@ def query(
     write: bool,
     fmt: str,
     output: Path | None,
+    epoch_ms: bool,
 ) -> None:
     """Run ad-hoc Cypher against the graph, read-only unless --write.
 
+    Times (epoch milliseconds in the graph) are shown as UTC in a table, as `status` shows
+    them: 2024-06-01 06:00:00Z.
+
     \b
-    Examples:
+    Examples (on the demo's graph):
       lineagegraph query "MATCH (t:Table) RETURN t.urn, t.last_seen LIMIT 10"
-      lineagegraph query -f upstream.cypher -p urn=snowflake://acme/DB.SCH.T --format json
+      lineagegraph query 'MATCH (a:Asset {urn: $urn})-[:FLOWS_TO]->(b) RETURN b.urn' \\
+          -p urn=snowflake://acme-demo/RAW.PUBLIC.EVENTS_DAILY --format json
       lineagegraph query --name status_assets
     """
     if list_names:
@@ -178,7 +199,12 @@ def query(
         require_existing_store(app.settings)
     with app.store() as store:
         result = store.execute(text, values, write=write)
-    rendered = render(result.columns, result.rows, fmt)
+    rows = (
+        result.rows
+        if epoch_ms or fmt in ("json", "csv")
+        else human_times(result.columns, result.rows)
+    )
+    rendered = render(result.columns, rows, fmt)
     if output:
         write_file(output, rendered + "\n")
         click.echo(f"wrote {len(result.rows)} rows to {output}", err=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from lineagegraph.cli.app import cli
+from lineagegraph.output import terminal_width
 from lineagegraph.render import impact_text, paths_text
 
 if TYPE_CHECKING:  # the demo brings the Snowflake connector and boto3: imported when run
@@ -39,9 +40,10 @@ def demo(workdir: Path) -> None:
     same answers. Needs the demo extra: pip install 'lineagegraph[demo]' (and Java 17).
 
     \b
-    Afterwards, query what it built:
-      lineagegraph --data-dir lineagegraph-demo/graph status
-      lineagegraph --data-dir lineagegraph-demo/graph downstream s3://acme-raw/events
+    Afterwards, point the shell at the graph it built and ask it:
+      export LINEAGEGRAPH_GRAPH__DATA_DIR=$PWD/lineagegraph-demo/graph
+      lineagegraph status
+      lineagegraph downstream s3://acme-raw/events
     """
     from lineagegraph.demo.run import run_demo
 
@@ -58,10 +60,13 @@ def summary(result: DemoResult, workdir: Path) -> str:
         "",
         impact_text(result.impact),
         "",
-        result.orphans.render("table"),
-        f"\nDone in {result.seconds:.0f} s. The graph stays in {graph}; try:",
+        result.orphans.render("table", terminal_width()),
+        f"\nDone in {result.seconds:.0f} s. The graph stays in {graph}.",
+        "Point this shell at it (or give each command --data-dir "
+        f"{shlex.quote(str(graph))}), then ask it:",
+        f"  export LINEAGEGRAPH_GRAPH__DATA_DIR={shlex.quote(str(graph))}",
     ]
-    command = f"{invoked_as()} --data-dir {shlex.quote(str(graph))}"
+    command = invoked_as()
     hints = [
         "status",
         f"upstream {shlex.quote(result.dashboard)}",

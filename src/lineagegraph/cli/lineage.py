@@ -6,6 +6,7 @@ answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTM
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +16,7 @@ import click
 
 from lineagegraph import answers, lineage
 from lineagegraph.cli.app import App, cli
+from lineagegraph.errors import UsageError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.lineage import Direction
 from lineagegraph.output import write_file
@@ -41,6 +43,16 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)  # fmt: skip
 
 
+def refuse_page_on_terminal(fmt: str, output: Path | None) -> None:
+    """An HTML page poured onto a terminal is a screenful of markup nobody asked for: without
+    -o, `--format html` must go to a file or a pipe (`> lineage.html`)."""
+    if fmt == "html" and output is None and sys.stdout.isatty():
+        raise UsageError(
+            "--format html makes a web page: write it to a file with -o lineage.html "
+            "(or redirect stdout), then open it in a browser"
+        )
+
+
 @contextmanager
 def read_store(app: App) -> Iterator[GraphStore]:
     """The store of a read command: one that must already exist (store_check)."""
@@ -62,11 +74,11 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
     summary, example = {
         "upstream": (
             "Every asset that feeds NAME",
-            "lineagegraph upstream analytics.marts.daily_sales --depth 3",
+            "lineagegraph upstream ANALYTICS.DASH.DAU_DASHBOARD --depth 3",
         ),
         "downstream": (
             "Every asset NAME flows into",
-            "lineagegraph downstream s3a://raw-bucket/orders/ --label Table",
+            "lineagegraph downstream s3://acme-raw/events --label Table",
         ),
     }[direction]
 
@@ -95,6 +107,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
         output: Path | None,
         include_deleted: bool,
     ) -> None:
+        refuse_page_on_terminal(fmt, output)
         with read_store(app) as store:
             answer = answers.traversal(
                 store, app.settings, name, direction, depth=depth, systems=systems,
@@ -108,7 +121,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
     --system and --label choose what is shown; the search still runs through every asset.
 
     \b
-    Example:
+    Examples (names from `lineagegraph demo`):
       {example}
       {example.split(" --")[0]} --format html -o lineage.html
     """
@@ -149,10 +162,11 @@ def path_command(
     it is part of (a note says so).
 
     \b
-    Example:
-      lineagegraph path s3a://raw-bucket/orders/ analytics.marts.daily_sales
-      lineagegraph path s3://raw-bucket/orders ANALYTICS.MARTS.DAILY_SALES --format mermaid
+    Examples (names from `lineagegraph demo`):
+      lineagegraph path s3://acme-raw/events ANALYTICS.DASH.DAU_DASHBOARD
+      lineagegraph path s3a://acme-curated/events_daily/ raw.public.events_daily --format mermaid
     """
+    refuse_page_on_terminal(fmt, output)
     with read_store(app) as store:
         answer = answers.path(
             store, app.settings, source, target, depth=depth, limit=limit,
@@ -160,7 +174,7 @@ def path_command(
         )  # fmt: skip
     for note in answer.answer.notes:
         click.echo(f"note: {note}", err=True)
-    emit(answer.render(fmt), output)
+    emit(answer.render(fmt, notes_shown=False), output)
 
 
 @cli.command()
@@ -174,10 +188,11 @@ def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: 
     NAME is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table).
 
     \b
-    Example:
-      lineagegraph impact raw.public.orders
-      lineagegraph impact s3://raw-bucket/orders --format html -o impact.html
+    Examples (names from `lineagegraph demo`):
+      lineagegraph impact RAW.PUBLIC.EVENTS_DAILY
+      lineagegraph impact s3://acme-raw/events --format html -o impact.html
     """
+    refuse_page_on_terminal(fmt, output)
     with read_store(app) as store:
         answer = answers.impact(store, app.settings, name, include_deleted=include_deleted)
     emit(answer.render(fmt), output)
@@ -210,10 +225,11 @@ def columns(
     (db.schema.table); the column is matched as typed, then upper- and lower-cased.
 
     \b
-    Example:
-      lineagegraph columns analytics.marts.daily_sales#REVENUE
-      lineagegraph columns 'snowflake://acme/RAW.PUBLIC.ORDERS#AMOUNT' --direction downstream
+    Examples (names from `lineagegraph demo`):
+      lineagegraph columns 'ANALYTICS.MARTS.DAILY_ACTIVE#REVENUE'
+      lineagegraph columns 's3://acme-raw/events#amount' --direction downstream
     """
+    refuse_page_on_terminal(fmt, output)
     with read_store(app) as store:
         answer = answers.columns(
             store, app.settings, column, depth=depth, include_deleted=include_deleted,

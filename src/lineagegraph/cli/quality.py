@@ -37,8 +37,8 @@ def check(app: App, name: str, depth: int, fmt: str) -> None:
 
     \b
     Example (in a scheduler, before the job that reads the mart):
-      lineagegraph check analytics.marts.daily_sales && run-the-report
-      lineagegraph check s3a://raw-bucket/orders/ --format json
+      lineagegraph check ANALYTICS.MARTS.DAILY_ACTIVE && run-the-report
+      lineagegraph check s3://acme-raw/events --format json
     """
     with read_store(app) as store:
         urn = lineage.resolve(store, app.settings, name)

@@ -10,7 +10,7 @@ import click
 
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.lineage import emit, read_store
-from lineagegraph.output import FORMATS
+from lineagegraph.output import FORMATS, terminal_width
 from lineagegraph.reports.orphans import (
     GROUPINGS,
     ORDERS,
@@ -123,7 +123,7 @@ def _report(app: App, kind: Kind, fmt: str, output: Path | None, **flags: Any) -
         report = run_report(store, options)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
-    emit(report.render(fmt), output)
+    emit(report.render(fmt, None if output else terminal_width()), output)
 
 
 @cli.command()
@@ -139,7 +139,7 @@ def orphans(app: App, fmt: str, output: Path | None, **flags: Any) -> None:
     \b
     Examples:
       lineagegraph orphans
-      lineagegraph orphans --as-of 2024-06-30 --lookback-days 180 --exclude 'logs/**'
+      lineagegraph orphans --lookback-days 180 --exclude 'backups/**'
       lineagegraph orphans --by bucket --format markdown -o orphans.md
     """
     _report(app, "orphans", fmt, output, **flags)
@@ -158,6 +158,6 @@ def cost_report(app: App, fmt: str, output: Path | None, **flags: Any) -> None:
     \b
     Examples:
       lineagegraph cost-report --by class
-      lineagegraph cost-report --bucket datalake --format csv -o s3-cost.csv
+      lineagegraph cost-report --bucket acme-raw --format csv -o s3-cost.csv
     """
     _report(app, "cost", fmt, output, **flags)

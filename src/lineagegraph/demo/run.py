@@ -21,7 +21,7 @@ from typing import Any
 
 from lineagegraph.demo import platform as p
 from lineagegraph.demo.account_usage import AccountUsage, Query, accessed, ddl, modified, stage
-from lineagegraph.errors import HarvestError, LineageGraphError
+from lineagegraph.errors import ConfigError, HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.identity import column_urn, s3_file_urn, snowflake_urn
 from lineagegraph.lineage import Impact, LineagePath, impact, paths
@@ -67,9 +67,7 @@ def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
     """
     missing = [m for m in ("moto", "fakesnow", "pyspark") if not _importable(m)]
     if missing:
-        raise LineageGraphError(
-            f"the demo needs {', '.join(missing)}: pip install 'lineagegraph[demo]'"
-        )
+        raise ConfigError(f"the demo needs {', '.join(missing)}: pip install 'lineagegraph[demo]'")
     started = time.monotonic()
     workdir = workdir.resolve()
     mirror = workdir / "s3-mirror"

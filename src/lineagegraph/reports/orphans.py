@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from lineagegraph import collector
 from lineagegraph.graph.store import GraphStore, chunks
-from lineagegraph.output import REPORT_WIDTH, render, size_text, usd_text
+from lineagegraph.output import render, size_text, usd_text
 from lineagegraph.reports.globs import Glob, exclusion_globs
 from lineagegraph.reports.pricing import (
     GB,
@@ -285,8 +285,9 @@ class Report:
             )
         return f"S3 storage cost as of {iso(o.as_of)} (orphaned: not consumed since {iso(o.since)})"
 
-    def render(self, fmt: str) -> str:
-        """table, markdown and json hold the whole report; csv holds its rows only."""
+    def render(self, fmt: str, width: int | None = None) -> str:
+        """table, markdown and json hold the whole report; csv holds its rows only. A table
+        fits `width` (the terminal's, for the CLI) without breaking a name."""
         if fmt == "json":  # exact amounts as decimal strings: a JSON number reads as a float
             return json.dumps(self._document(), indent=2, ensure_ascii=False, default=_exact)
         if fmt == "csv":
@@ -306,7 +307,7 @@ class Report:
         table = fmt == "table"
         total = _total_line(self.totals)
         rows, top_rows = (
-            render(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=REPORT_WIDTH)
+            render(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=width)
             for c, r in ((self.columns, self.rows), (self.top_columns, self.top_rows))
         )
         top = f"Top {o.top_n} datasets by monthly cost"
