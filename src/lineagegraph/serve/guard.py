@@ -64,7 +64,12 @@ class Guard:
             return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
         expected = token.get_secret_value().encode()
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+        given = given.strip()  # never empty below: settings refuse an empty token, and so here
+        if (
+            scheme.lower() != "bearer"
+            or not given
+            or not hmac.compare_digest(given.encode(), expected)
+        ):
             response = error(401, "this server needs 'Authorization: Bearer <token>'")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
