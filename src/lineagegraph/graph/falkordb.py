@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -131,9 +132,11 @@ class FalkorDBStore(GraphStore):
                 raise QueryError(WRITE_REFUSED) from None
             raise QueryError(f"the embedded store rejected the query: {message}") from None
         except redis.RedisError as exc:
+            # With appendfsync always, a failed append-only write ends the server; its log says
+            # why, unless the full disk kept it from writing that too.
             tail = self._server.log_tail()
-            if _disk_full(tail):  # with appendfsync always, a failed AOF write ends the server
-                raise StoreError(self._full(tail)) from None
+            if _disk_full(tail) or _no_space(self._server.data_dir):
+                raise StoreError(self._full(f"the server stopped: {exc}{tail}")) from None
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
 
     def _full(self, detail: str) -> str:
@@ -232,10 +235,21 @@ class FalkorDBStore(GraphStore):
 
 # What the server says (a reply, or its log before it exits) when its disk is full.
 DISK_FULL_SIGNS = ("No space left on device", "MISCONF", "Disk quota exceeded")
+NO_SPACE_BYTES = 64 * 1024
 
 
 def _disk_full(text: str) -> bool:
     return any(sign in text for sign in DISK_FULL_SIGNS)
+
+
+def _no_space(directory: Any) -> bool:
+    """Whether the disk of `directory` has (next to) no space left for an unprivileged
+    writer: a server that vanished then is one whose write failed."""
+    try:
+        disk = os.statvfs(directory)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < NO_SPACE_BYTES
 
 
 def _current_schema() -> str:
