@@ -129,6 +129,13 @@ async def get_lineage(request: Request) -> Response:
     return JSONResponse(graph)
 
 
+async def lineage_route(request: Request) -> Response:
+    """One route for both methods, so a 405 there lists both in Allow."""
+    if request.method == "POST":
+        return await post_lineage(request)
+    return await get_lineage(request)
+
+
 async def get_namespaces(request: Request) -> Response:
     return await answer(request, marquez.namespaces)
 
@@ -237,8 +244,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def create_app(service: Service) -> ASGIApp:
     """The ASGI application; `service` is started and stopped by its owner (server.py)."""
     routes = [
-        Route("/api/v1/lineage", post_lineage, methods=["POST"]),
-        Route("/api/v1/lineage", get_lineage, methods=["GET"]),
+        Route("/api/v1/lineage", lineage_route, methods=["GET", "POST"]),
         Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
         Route("/api/v1/namespaces/{rest:path}", listings.namespace_route, methods=["GET"]),
         Route("/api/v1/column-lineage", listings.column_lineage_route, methods=["GET"]),
@@ -262,4 +268,4 @@ def create_app(service: Service) -> ASGIApp:
     app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.service = service
     app.state.metrics = metrics = Metrics(service)
-    return Guard(metrics.timed(app), service.settings)
+    return Guard(metrics.timed(app), service.settings, app.routes)
