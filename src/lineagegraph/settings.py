@@ -49,6 +49,16 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_empty_secret(cls, value: Any) -> Any:
+        """A secret set to nothing (`TOKEN=`, `token = ""`, `--token ""`) is a mistake, never
+        "no secret": an empty token would let `Authorization: Bearer` with nothing after it
+        in, and an empty password fail later and less clearly. Unset the key instead."""
+        if isinstance(value, SecretStr) and not value.get_secret_value().strip():
+            raise ValueError("is empty; give a real value or leave the setting unset")
+        return value
+
     def check(self) -> None:
         """Rules across fields, checked only when a command uses the section (`with_overrides`),
         so that a half-configured source does not stop commands that never touch it."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import sys
@@ -14,7 +15,7 @@ from typing import Any, NoReturn
 import click
 
 from lineagegraph import __version__, logs
-from lineagegraph.errors import Interrupted, LineageGraphError
+from lineagegraph.errors import Interrupted, LineageGraphError, StoreError
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.settings import Settings, load_settings, redact, secret_values
 
@@ -69,9 +70,20 @@ class LineageGroup(click.Group):
             sys.exit(128 + signal.SIGPIPE)
         except (click.ClickException, click.exceptions.Exit, click.exceptions.Abort, SystemExit):
             raise
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                _unexpected(ctx, exc)
+            what = f"cannot write {exc.filename}" if exc.filename else "a write failed"
+            _fail(ctx, f"error: disk full: {what} ({exc.strerror}); free space and run the "
+                  "command again", StoreError.exit_code)  # fmt: skip
         except Exception as exc:
-            hint = "" if _debug(ctx) else " (rerun with --debug for details)"
-            _fail(ctx, f"error: unexpected {type(exc).__name__}: {exc}{hint}", 1)
+            _unexpected(ctx, exc)
+
+
+def _unexpected(ctx: click.Context, exc: Exception) -> NoReturn:
+    """A bug, not the user's world: its type, and the traceback with --debug."""
+    hint = "" if _debug(ctx) else " (rerun with --debug for details)"
+    _fail(ctx, f"error: unexpected {type(exc).__name__}: {exc}{hint}", 1)
 
 
 def _fail(ctx: click.Context, line: str, code: int) -> NoReturn:

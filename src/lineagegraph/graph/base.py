@@ -50,6 +50,11 @@ class GraphStore(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def alive(self) -> bool:
+        """Whether the store answers now (one cheap round trip): a long-running user such as
+        `serve` tells an unreachable store from one that refused a statement by it."""
+        return True
+
     def run(self, name: str, params: dict[str, Any] | None = None, *, write: bool = True) -> Result:
         """Run the named statement from cypher/."""
         return self.execute(statement(name), params, write=write)

@@ -420,6 +420,10 @@ class EmbeddedServer:
                 )
             time.sleep(0.05)
 
+    def log_tail(self) -> str:
+        """The server's log's last lines (why it stopped, e.g. a full disk), with its path."""
+        return self._log_tail()
+
     def _log_tail(self) -> str:
         """Where the server's log is, and its last lines: the reason it failed is there."""
         path = self.data_dir / LOG_FILE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable
@@ -64,6 +65,11 @@ class FalkorDBStore(GraphStore):
         except redis.RedisError as exc:
             self._server.release()
             raise StoreError(f"cannot open the embedded store in {self.location}: {exc}") from None
+        except StoreError as exc:
+            self._server.release()  # idempotent: a failed acquire has let go already
+            if _disk_full(str(exc)):
+                raise StoreError(self._full(str(exc))) from None
+            raise
 
     def _connect(self, socket_path: str, graph_name: str) -> None:
         self._db = FalkorDB(unix_socket_path=socket_path)
@@ -137,11 +143,30 @@ class FalkorDBStore(GraphStore):
                 return Result([str(name) for name in reply[0]], _decoded_rows(reply[1]))
         except redis.ResponseError as exc:
             message = str(exc)
+            if _disk_full(message):
+                raise StoreError(self._full(message)) from None
             if "read-only" in message.lower() or "RO_QUERY" in message:
                 raise QueryError(WRITE_REFUSED) from None
             raise QueryError(f"the embedded store rejected the query: {message}") from None
         except redis.RedisError as exc:
+            # With appendfsync always, a failed append-only write ends the server; its log says
+            # why, unless the full disk kept it from writing that too.
+            tail = self._server.log_tail()
+            if _disk_full(tail) or _no_space(self._server.data_dir):
+                raise StoreError(self._full(f"the server stopped: {exc}{tail}")) from None
             raise StoreError(f"lost the embedded store in {self.location}: {exc}") from None
+
+    def _full(self, detail: str) -> str:
+        return (
+            f"disk full: the embedded store in {self.location} cannot write its files; free "
+            f"space on that disk and run the command again (serve retries by itself)\n{detail}"
+        )
+
+    def alive(self) -> bool:
+        try:
+            return bool(self._db.connection.ping())
+        except (redis.RedisError, OSError):
+            return False
 
     def ensure_schema(self) -> None:
         self._ensure_schema()
@@ -255,6 +280,25 @@ class FalkorDBStore(GraphStore):
 
     def close(self) -> None:
         self._server.release()
+
+
+# What the server says (a reply, or its log before it exits) when its disk is full.
+DISK_FULL_SIGNS = ("No space left on device", "MISCONF", "Disk quota exceeded")
+NO_SPACE_BYTES = 64 * 1024
+
+
+def _disk_full(text: str) -> bool:
+    return any(sign in text for sign in DISK_FULL_SIGNS)
+
+
+def _no_space(directory: Any) -> bool:
+    """Whether the disk of `directory` has (next to) no space left for an unprivileged
+    writer: a server that vanished then is one whose write failed."""
+    try:
+        disk = os.statvfs(directory)
+    except OSError:
+        return False
+    return disk.f_bavail * disk.f_frsize < NO_SPACE_BYTES
 
 
 def _current_schema() -> str:

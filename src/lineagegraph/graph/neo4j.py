@@ -50,6 +50,13 @@ class Neo4jStore(GraphStore):
                 f"Neo4j at {self.location} refused the connection: {redact(str(exc.message))}"
             ) from None
 
+    def alive(self) -> bool:
+        try:
+            self._driver.verify_connectivity()
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError):
+            return False
+        return True
+
     def execute(self, text: str, params: dict[str, Any] | None = None, *, write: bool) -> Result:
         mode = neo4j.WRITE_ACCESS if write else neo4j.READ_ACCESS
         work = _run_write if write else _run_read

@@ -8,9 +8,8 @@ and anything unexpected; POST needs a JSON content type, so a web page cannot se
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -21,8 +20,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from lineagegraph import __version__, lineage
-from lineagegraph.errors import LineageGraphError
-from lineagegraph.graph.store import GraphStore
+from lineagegraph.errors import LineageGraphError, StoreError
 from lineagegraph.lineage import Direction
 from lineagegraph.serve import explorer, listings, marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
@@ -32,6 +30,9 @@ from lineagegraph.serve.openapi import OPENAPI
 from lineagegraph.serve.reading import answer, flag_param, int_param, path_params, text_param
 from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
+
+if TYPE_CHECKING:
+    from lineagegraph.serve.server import Stores
 
 log = logging.getLogger(__name__)
 JSON_TYPES = ("application/json", "application/vnd.openlineage+json")
@@ -48,20 +49,19 @@ class Service:
     def __init__(
         self,
         settings: Settings,
-        reads: GraphStore,
+        stores: Stores,
         spool: Spool,
         ingester: Ingester,
         commit: GroupCommit,
     ) -> None:
         self.settings = settings
         self.rules = settings.identity.rules()
-        self.reads = reads
+        self.stores = stores
         self.spool = spool
         self.ingester = ingester
         self.commit = commit
         # Used on the event loop only (not thread-safe).
         self.checker = EventChecker(self.rules, settings.openlineage)
-        self._read_lock = threading.Lock()  # one store client, one request at a time
         self.metrics_facts = FactsCache(settings.serve.metrics_ttl_seconds)
         self.accepted = 0
         self.rejected = 0
@@ -84,9 +84,14 @@ class Service:
         return count
 
     def read(self, question: Callable[..., Any], *args: Any) -> Any:
-        """Answer `question(store, *args)` with the read store, one request at a time."""
-        with self._read_lock:
-            return question(self.reads, *args)
+        """Answer `question(store, *args)` with the read store, one request at a time; a store
+        found unreachable is handed to the ingester to start again."""
+        with self.stores.read_lock:
+            try:
+                return question(self.stores.reads, *args)
+            except StoreError as exc:
+                self.ingester.store_lost(str(exc))
+                raise
 
 
 def _checked(checker: EventChecker, text: str) -> tuple[int, bytes]:
@@ -125,6 +130,13 @@ async def get_lineage(request: Request) -> Response:
     except marquez.NodeNotFound as exc:
         return error(404, str(exc), suggestions=exc.suggestions)
     return JSONResponse(graph)
+
+
+async def lineage_route(request: Request) -> Response:
+    """One route for both methods, so a 405 there lists both in Allow."""
+    if request.method == "POST":
+        return await post_lineage(request)
+    return await get_lineage(request)
 
 
 async def get_namespaces(request: Request) -> Response:
@@ -180,7 +192,8 @@ async def get_path(request: Request) -> Response:
 
 async def healthz(request: Request) -> Response:
     service: Service = request.app.state.service
-    ingest_error = service.ingester.last_error
+    ingester = service.ingester
+    ingest_error = ingester.last_error
     body = {
         "status": "degraded" if ingest_error else "ok",
         "version": __version__,
@@ -191,6 +204,12 @@ async def healthz(request: Request) -> Response:
         "ingest_batches": service.ingester.batches,
         "ingest_error": redact(ingest_error, secret_values(service.settings))
         if ingest_error
+        else None,
+        "store_restarts": ingester.restarts,
+        "events_dead_lettered": ingester.dead_letters,
+        "dead_letter_file": str(ingester.dead_letter_path) if ingester.dead_letters else None,
+        "last_dead_letter": redact(ingester.last_dead_letter, secret_values(service.settings))
+        if ingester.last_dead_letter
         else None,
     }
     return JSONResponse(body)
@@ -208,6 +227,15 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
+async def _store_failed(request: Request, exc: Exception) -> Response:
+    """503 with the reason (a full disk, a store that went away): one log line, no traceback
+    (this is the user's world failing, not a bug), and the server restarted in the background."""
+    secrets = secret_values(request.app.state.service.settings)
+    reason = redact(str(exc), secrets)
+    log.error("%s %s: %s", request.method, request.url.path, reason.partition("\n")[0])
+    return error(503, reason)
+
+
 async def _unexpected(request: Request, exc: Exception) -> Response:
     secrets = secret_values(request.app.state.service.settings)
     reason = redact(f"{type(exc).__name__}: {exc}", secrets)
@@ -219,8 +247,7 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
 def create_app(service: Service) -> ASGIApp:
     """The ASGI application; `service` is started and stopped by its owner (server.py)."""
     routes = [
-        Route("/api/v1/lineage", post_lineage, methods=["POST"]),
-        Route("/api/v1/lineage", get_lineage, methods=["GET"]),
+        Route("/api/v1/lineage", lineage_route, methods=["GET", "POST"]),
         Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
         Route("/api/v1/namespaces/{rest:path}", listings.namespace_route, methods=["GET"]),
         Route("/api/v1/column-lineage", listings.column_lineage_route, methods=["GET"]),
@@ -238,9 +265,10 @@ def create_app(service: Service) -> ASGIApp:
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         HTTPException: _http_error,
+        LineageGraphError: _store_failed,  # before ServerErrorMiddleware, which logs a traceback
         Exception: _unexpected,
     }
     app = Starlette(routes=routes, exception_handlers=handlers)
     app.state.service = service
     app.state.metrics = metrics = Metrics(service)
-    return Guard(metrics.timed(app), service.settings)
+    return Guard(metrics.timed(app), service.settings, app.routes)

@@ -13,6 +13,7 @@ from http import HTTPStatus
 from typing import Any
 
 from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from lineagegraph.settings import Settings, is_loopback
@@ -31,8 +32,9 @@ def error(status: int, reason: str, **extra: Any) -> JSONResponse:
 class Guard:
     """Checks every request before a route sees it: Host, size and token."""
 
-    def __init__(self, app: ASGIApp, settings: Settings) -> None:
+    def __init__(self, app: ASGIApp, settings: Settings, routes: list[BaseRoute]) -> None:
         self.app = app
+        self.routes = routes
         self.serve = settings.serve
         self.loopback = is_loopback(settings.serve.host)
 
@@ -58,17 +60,26 @@ class Guard:
             return error(413, f"body is over {self.serve.max_body_bytes:,} bytes")
         path: str = scope["path"]
         token = self.serve.token
-        if token is None or not path.startswith(GUARDED):
-            return None
+        if token is None or not path.startswith(GUARDED) or not self._served(scope):
+            return None  # no route serves it: the router answers 404 or 405, no data
         if scope["method"] in ("GET", "HEAD") and self.serve.open_reads:
             return None
         scheme, _, given = headers.get("authorization", "").partition(" ")
         expected = token.get_secret_value().encode()
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), expected):
+        given = given.strip()  # never empty below: settings refuse an empty token, and so here
+        if (
+            scheme.lower() != "bearer"
+            or not given
+            or not hmac.compare_digest(given.encode(), expected)
+        ):
             response = error(401, "this server needs 'Authorization: Bearer <token>'")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
         return None
+
+    def _served(self, scope: Scope) -> bool:
+        """Whether a route takes this path and method (else 404/405, as OpenAPI says)."""
+        return any(route.matches(scope)[0] == Match.FULL for route in self.routes)
 
 
 def _host_name(header: str) -> str:

@@ -55,6 +55,18 @@ class ServiceCounts(Collector):
                                   "the graph since start", value=s.ingester.ingested)  # fmt: skip
         yield GaugeMetricFamily("lineagegraph_events_waiting", "Spooled events not yet in the "
                                 "graph", value=s.spool.pending())  # fmt: skip
+        yield CounterMetricFamily("lineagegraph_events_dead_lettered", "Spooled events the "
+                                  "store refused, set aside in the dead-letter file, since "
+                                  "start", value=s.ingester.dead_letters)  # fmt: skip
+        yield CounterMetricFamily("lineagegraph_store_restarts", "Times serve started the "
+                                  "store's server again after it died, since start",
+                                  value=s.ingester.restarts)  # fmt: skip
+        yield CounterMetricFamily("lineagegraph_store_restart_failures", "Tries to start the "
+                                  "store's server again that failed (retried with backoff)",
+                                  value=s.ingester.revive_failures)  # fmt: skip
+        yield GaugeMetricFamily("lineagegraph_store_up", "1 while the store answers, 0 while "
+                                "it is down (ingestion waits)",
+                                value=0 if s.ingester.store_down else 1)  # fmt: skip
         yield CounterMetricFamily("lineagegraph_graph_scans", "Scans of the graph for /metrics "
                                   "since start (one per metrics_ttl_seconds at most)",
                                   value=s.metrics_facts.scans)  # fmt: skip

@@ -4,7 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineagegraph import __version__
+from lineagegraph import __version__, lineage
+from lineagegraph.harvest.openlineage import EVENT_TYPES
+from lineagegraph.reports.orphans import GROUPINGS, ORDERS
+from lineagegraph.serve import listings, marquez, reports
+from lineagegraph.serve.explore import MAX_EXPANDED, SIDES
+
+# What a node id, a namespace and a name look like, as the routes check them.
+NAMESPACE = r"^[A-Za-z][A-Za-z0-9+.-]*(://[A-Za-z0-9.-]+(:[0-9]{1,5})?)?$"
+NAME = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
+_NS_TEXT, _NAME_TEXT = r"[A-Za-z][A-Za-z0-9+.-]*", r"[A-Za-z0-9_][A-Za-z0-9_./-]*"
+FIELD_ID = (
+    rf"^(datasetField:{_NS_TEXT}:{_NAME_TEXT}:[A-Za-z0-9_]+|dataset:{_NS_TEXT}:{_NAME_TEXT})$"
+)
+_SEGMENT = r"(\*\*|[^/*]*(\*[^/*]+)*\*?)"
+GLOB = rf"^(?=.){_SEGMENT}(/{_SEGMENT})*$"
+NODE_ID = r"^(dataset|job):[A-Za-z][A-Za-z0-9+.-]*:[A-Za-z0-9_][A-Za-z0-9_./-]*$"
 
 _ERROR = {
     "description": "An error: what went wrong and where",
@@ -13,18 +28,29 @@ _ERROR = {
 _NODE_ID = {
     "name": "nodeId", "in": "query", "required": True,
     "description": "dataset:{namespace}:{name} or job:{namespace}:{name} (OpenLineage names)",
-    "schema": {"type": "string"}, "example": "dataset:s3://bucket:sales/orders",
+    "schema": {"type": "string", "pattern": NODE_ID},
+    "example": "dataset:s3://bucket:sales/orders",
 }  # fmt: skip
 _DEPTH = {
     "name": "depth", "in": "query", "required": False,
     "description": "How many job levels to follow, both ways (1-100)",
-    "schema": {"type": "integer", "default": 20, "minimum": 1, "maximum": 100},
+    "schema": {"type": "integer", "default": marquez.DEFAULT_DEPTH, "minimum": 1,
+               "maximum": marquez.MAX_DEPTH},
 }  # fmt: skip
 
 
-def _query(name: str, description: str, *, required: bool = False, kind: str = "string") -> Any:
+def _query(
+    name: str, description: str, *, required: bool = False, kind: str = "string", **rules: Any
+) -> Any:
+    """A query parameter; `rules` are its schema's limits, as the route checks them (a required
+    text is never empty)."""
+    schema = {"type": kind, **({"minLength": 1} if required and kind == "string" else {}), **rules}
     return {"name": name, "in": "query", "required": required, "description": description,
-            "schema": {"type": kind}}  # fmt: skip
+            "schema": schema}  # fmt: skip
+
+
+def _int(name: str, description: str, low: int, high: int) -> Any:
+    return _query(name, description, kind="integer", minimum=low, maximum=high)
 
 
 def _get(summary: str, *parameters: Any) -> dict[str, Any]:
@@ -39,28 +65,58 @@ def _path(name: str, description: str) -> Any:
 
 _NS = _path("namespace", "an OpenLineage namespace, as /api/v1/namespaces lists it")
 _PAGE = (
-    _query("limit", "results at most (default 100)", kind="integer"),
-    _query("offset", "results to skip (default 0)", kind="integer"),
+    _int("limit", "results at most (default 100)", 1, listings.MAX_LIMIT),
+    _int("offset", "results to skip (default 0)", 0, listings.MAX_OFFSET),
 )
 _REPORT = (
-    _query("as_of", "end of the lookback window: 2024-06-30, an ISO time or epoch ms"),
-    _query("lookback_days", "reads within this many days count as consumption", kind="integer"),
-    _query("exclude", "a key glob never called orphaned (repeatable)"),
+    _query(
+        "as_of",
+        "end of the lookback window: 2024-06-30, an ISO time or epoch ms",
+        format="date",
+        minLength=10,
+    ),
+    _int(
+        "lookback_days",
+        "reads within this many days count as consumption",
+        1,
+        reports.MAX_LOOKBACK_DAYS,
+    ),
+    _query(
+        "exclude",
+        "a key glob never called orphaned (repeatable); '**' only as a whole path segment",
+        pattern=GLOB,
+    ),
     _query("bucket", "only this bucket (repeatable)"),
     _query("include_deleted", "true: also count soft-deleted objects", kind="boolean"),
-    _query("by", "rows per dataset-class (default), dataset, bucket, class or object"),
-    _query("sort", "cost (most expensive first, default) or oldest (oldest last-modified first)"),
-    _query("top", "datasets ranked by cost (default 10)", kind="integer"),
-    _query("format", "json (the whole report, default) or csv (its rows; also Accept: text/csv)"),
+    _query(
+        "by",
+        "rows per dataset-class (default), dataset, bucket, class or object",
+        enum=list(GROUPINGS),
+    ),
+    _query(
+        "sort",
+        "cost (most expensive first, default) or oldest (oldest last-modified first)",
+        enum=list(ORDERS),
+    ),
+    _int("top", "datasets ranked by cost (default 10)", 1, reports.MAX_TOP),
+    _query(
+        "format",
+        "json (the whole report, default) or csv (its rows; also Accept: text/csv)",
+        enum=["json", "csv"],
+    ),
 )
 _NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
+_COLOUR = _query("colour", "system: colour by system even where assets have a quality")
 _DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
 _PICTURE = (  # the explorer's lineage pictures
     _NAME,
-    _query("direction", "both (default), upstream, downstream or impact"),
-    _query("depth", "hops (default 3)", kind="integer"),
-    _query("expand", "a urn on the picture to grow one hop both ways (repeatable)"),
-    _query("colour", "system: colour by system even where assets have a quality"),
+    _query("direction", "both (default), upstream, downstream or impact", enum=list(SIDES)),
+    _int("depth", "hops (default 3)", 1, lineage.MAX_DEPTH),
+    {
+        **_query("expand", "a urn on the picture to grow one hop both ways (repeatable)"),
+        "schema": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_EXPANDED},
+    },
+    _COLOUR,
     _DELETED,
 )
 
@@ -80,7 +136,23 @@ OPENAPI: dict[str, Any] = {
                 "HttpTransport sends it (optionally gzip, Content-Encoding: gzip). Each event "
                 "is on disk before the answer and reaches the graph within about a second. "
                 "A batch with one malformed event is refused whole.",
-                "requestBody": {"required": True, "content": {"application/json": {}}},
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "oneOf": [
+                                    {"$ref": "#/components/schemas/RunEvent"},
+                                    {
+                                        "type": "array",
+                                        "minItems": 1,
+                                        "items": {"$ref": "#/components/schemas/RunEvent"},
+                                    },
+                                ]
+                            }
+                        }
+                    },
+                },
                 "responses": {
                     "201": {"description": 'Accepted: {"accepted": number of events}'},
                     "400": _ERROR,
@@ -128,6 +200,7 @@ OPENAPI: dict[str, Any] = {
                 "datasetField:{namespace}:{name}:{field}, or dataset:{namespace}:"
                 "{name} for all its fields",
                 required=True,
+                pattern=FIELD_ID,
             ),
             _DEPTH,
             _query("withDownstream", "true: also the fields it feeds", kind="boolean"),
@@ -137,19 +210,19 @@ OPENAPI: dict[str, Any] = {
         "/api/v1/search": _get(
             "Marquez's search: datasets and jobs whose name holds q",
             _query("q", "text to look for (case-insensitive)", required=True),
-            _query("filter", "DATASET or JOB"),
-            _query("limit", "results at most (default 10)", kind="integer"),
+            _query("filter", "DATASET or JOB", enum=["DATASET", "JOB"]),
+            _int("limit", "results at most (default 10)", 1, marquez.MAX_SEARCH_LIMIT),
         ),
         "/api/v1/upstream": _get(
             "Every asset feeding an asset, each once (as `upstream --format json`)",
             _NAME,
-            _query("depth", "hops (default 20)", kind="integer"),
+            _int("depth", "hops (default 20)", 1, lineage.MAX_DEPTH),
             _DELETED,
         ),
         "/api/v1/downstream": _get(
             "Every asset an asset flows into (as `downstream --format json`)",
             _NAME,
-            _query("depth", "hops (default 20)", kind="integer"),
+            _int("depth", "hops (default 20)", 1, lineage.MAX_DEPTH),
             _DELETED,
         ),
         "/api/v1/impact": _get(
@@ -161,7 +234,7 @@ OPENAPI: dict[str, Any] = {
             "Lineage paths between two assets, shortest first (as `path --format json`)",
             _query("from", "where the paths start", required=True),
             _query("to", "where they end", required=True),
-            _query("depth", "hops at most (default 10)", kind="integer"),
+            _int("depth", "hops at most (default 10)", 1, lineage.MAX_PATH_DEPTH),
             _DELETED,
         ),
         "/healthz": {
@@ -176,7 +249,12 @@ OPENAPI: dict[str, Any] = {
                 "stale flags, events, request latency (needs the token when one is set)",
                 "parameters": [
                     _query(
-                        "max_age_hours", "a source is stale past this (default 26)", kind="number"
+                        "max_age_hours",
+                        "a source is stale past this (default 26)",
+                        kind="number",
+                        exclusiveMinimum=True,
+                        minimum=0,
+                        maximum=1e6,
                     )
                 ],
                 "responses": {
@@ -214,8 +292,8 @@ OPENAPI: dict[str, Any] = {
             "The explorer's picture of the paths between two assets",
             _query("from", "where the paths start", required=True),
             _query("to", "where they end", required=True),
-            _query("depth", "hops at most (default 10)", kind="integer"),
-            _query("colour", "system: colour by system even where assets have a quality"),
+            _int("depth", "hops at most (default 10)", 1, lineage.MAX_PATH_DEPTH),
+            _COLOUR,
             _DELETED,
         ),
         "/api/v1/explore/asset": _get(
@@ -226,6 +304,35 @@ OPENAPI: dict[str, Any] = {
     },
     "components": {
         "schemas": {
+            "RunEvent": {
+                "type": "object",
+                "description": "An OpenLineage RunEvent (facets are taken, not described here; "
+                "DatasetEvents and JobEvents are accepted too)",
+                "required": ["eventType", "eventTime", "run", "job", "producer"],
+                "properties": {
+                    "eventType": {"type": "string", "enum": sorted(EVENT_TYPES)},
+                    "eventTime": {"type": "string", "format": "date-time"},
+                    "run": {
+                        "type": "object",
+                        "required": ["runId"],
+                        "properties": {"runId": {"type": "string", "format": "uuid"}},
+                    },
+                    "job": {"$ref": "#/components/schemas/Named"},
+                    "producer": {"type": "string", "minLength": 1},
+                    "inputs": {"type": "array", "items": {"$ref": "#/components/schemas/Named"}},
+                    "outputs": {"type": "array", "items": {"$ref": "#/components/schemas/Named"}},
+                },
+            },
+            "Named": {
+                "type": "object",
+                "description": "A job or dataset: namespace a URI (scheme://authority) or a bare "
+                "platform name (letters, digits, + . -)",
+                "required": ["namespace", "name"],
+                "properties": {
+                    "namespace": {"type": "string", "pattern": NAMESPACE},
+                    "name": {"type": "string", "pattern": NAME},
+                },
+            },
             "Error": {
                 "type": "object",
                 "properties": {"error": {"type": "string"}, "reason": {"type": "string"}},

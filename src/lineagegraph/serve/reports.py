@@ -10,6 +10,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from lineagegraph.reports.globs import compile_glob
 from lineagegraph.reports.orphans import (
     GROUPINGS,
     ORDERS,
@@ -53,6 +54,11 @@ def report_options(request: Request, settings: Settings, kind: Kind) -> ReportOp
         int_param(request, name, 0, 1, high) if name in query else None
         for name, high in (("lookback_days", MAX_LOOKBACK_DAYS), ("top", MAX_TOP))
     )
+    for glob in query.getlist("exclude"):  # the user's mistake: 400, not a store error
+        try:
+            compile_glob(glob)
+        except ValueError as exc:
+            raise BadRequest(f"exclude: {exc}") from None
     return build_options(
         settings.reports, kind, as_of=as_of, lookback_days=lookback,
         exclude=query.getlist("exclude"), buckets=query.getlist("bucket"),

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +28,42 @@ def spool_root(settings: Settings) -> Path:
     return settings.graph.data_dir.expanduser() / SPOOL_DIR
 
 
+class Stores:
+    """The ingester's store and the readers' one, opened again together when the store's
+    server has died (`kill -9`, a full disk that was freed): `reopen` starts a new one."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.writes = open_store(settings.graph)
+        try:
+            self.reads = open_store(settings.graph)
+        except BaseException:
+            self.writes.close()
+            raise
+        self.read_lock = threading.Lock()  # one store client, one request at a time
+
+    def alive(self) -> bool:
+        return self.writes.alive()
+
+    def reopen(self) -> None:
+        """Leave the dead server and open the store again (which starts a server); the old
+        handles are let go first, so this process never holds two servers' files."""
+        with contextlib.suppress(Exception):  # a dead server: leaving it may complain
+            self.writes.close()
+        self.writes = open_store(self.settings.graph)
+        self.writes.ensure_schema()
+        with self.read_lock:
+            with contextlib.suppress(Exception):
+                self.reads.close()
+            self.reads = open_store(self.settings.graph)
+
+    def close(self) -> None:
+        try:
+            self.reads.close()
+        finally:
+            self.writes.close()
+
+
 @contextmanager
 def running_service(settings: Settings) -> Iterator[Service]:
     """The service with its ingester running; on exit, what is spooled is ingested first.
@@ -34,15 +72,18 @@ def running_service(settings: Settings) -> Iterator[Service]:
     long ingest batch never holds up a lineage answer.
     """
     rules = settings.identity.rules()
-    with open_store(settings.graph) as writes, open_store(settings.graph) as reads:
-        writes.ensure_schema()
+    stores = Stores(settings)
+    try:
+        stores.writes.ensure_schema()
         spool = Spool(spool_root(settings))
 
         def ingest(directory: Path) -> int:
             # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
             # fail because a batch happens to be running (writes are idempotent MERGEs).
-            _, report = harvest_openlineage(writes, directory, rules, full=True, exclusive=False,
-                                            limits=settings.openlineage)  # fmt: skip
+            _, report = harvest_openlineage(
+                stores.writes, directory, rules, full=True, exclusive=False,
+                limits=settings.openlineage,
+            )  # fmt: skip
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
             return report.events
@@ -52,15 +93,19 @@ def running_service(settings: Settings) -> Iterator[Service]:
             ingest,
             every_seconds=settings.serve.ingest_seconds,
             batch_events=settings.serve.batch_events,
+            alive=stores.alive,
+            revive=stores.reopen,
         )
         ingester.start()
         commit = GroupCommit(spool)
         try:
-            yield Service(settings, reads, spool, ingester, commit)
+            yield Service(settings, stores, spool, ingester, commit)
         finally:
             commit.stop()
             ingester.stop()
             spool.close()
+    finally:
+        stores.close()
 
 
 def listen(host: str, port: int) -> socket.socket:
