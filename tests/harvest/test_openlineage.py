@@ -422,7 +422,7 @@ def test_a_name_the_store_could_not_find_again_is_refused_not_dropped(
               small_event("j", "raw/j", "out/j"), long_column]  # fmt: skip
     events[2]["job"]["name"] = "j" * 5000
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
-    run, report = harvest_openlineage(store, path)
+    _, report = harvest_openlineage(store, path)
     assert len(report.problems) == 3, report.problems
     for line, problem in zip((2, 3, 4), report.problems, strict=True):
         assert problem.startswith(f"{path}:{line}: ") and "name too long: " in problem
