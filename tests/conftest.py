@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from graphs import drop_graph
 
 from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.store import GraphStore, open_store
@@ -66,7 +67,7 @@ def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
         yield s
     finally:
         if isinstance(s, FalkorDBStore):
-            s.drop()  # keep the shared server's memory and dump small
+            drop_graph(s)  # keep the shared server's memory and dump small
         s.close()
 
 

@@ -229,19 +229,6 @@ def _split_path(path: str) -> _Parts:
     raise IdentityError(f"unsupported scheme {scheme!r} in path {path!r}")
 
 
-def dataset_contains(dataset: str, asset_dataset: str) -> bool:
-    """Whether ``asset_dataset`` is ``dataset`` or lies below it at a segment boundary
-    (docs/identity.md: containment compares dataset urns, not raw keys).
-
-    >>> dataset_contains("s3://b/partner", "s3://b/partner/feeds")
-    True
-    >>> dataset_contains("s3://b/partner", "s3://b/partnerX")
-    False
-    """
-    prefix = dataset if dataset.endswith("/") else dataset + "/"
-    return asset_dataset == dataset or asset_dataset.startswith(prefix)
-
-
 # --- Snowflake ----------------------------------------------------------------------------
 
 

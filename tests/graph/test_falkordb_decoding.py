@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from falkordb import QueryResult
 from falkordb.graph import RO_QUERY_CMD
+from graphs import drop_graph
 
 from lineagegraph.errors import QueryError
 from lineagegraph.graph.falkordb import FalkorDBStore, _plain, _result
@@ -45,7 +46,7 @@ def store(embedded_dir: Path) -> Iterator[FalkorDBStore]:
     try:
         yield s
     finally:
-        s.drop()
+        drop_graph(s)
         s.close()
 
 

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from graphs import drop_graph
 
 from lineagegraph.graph import falkordb as falkordb_store
 from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
@@ -69,7 +70,7 @@ def test_an_older_schema_is_brought_up_to_date(tmp_path: Path) -> None:
 
 def test_a_dropped_graph_gets_its_schema_again(tmp_path: Path) -> None:
     with open_embedded(tmp_path) as store:
-        store.drop()
+        drop_graph(store)
     with open_embedded(tmp_path) as store:
         assert len(indexed(store)) == len(schema_statements("falkordb"))
 

@@ -12,6 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from graphs import drop_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -37,7 +38,7 @@ def falkordb(embedded_dir: Path) -> Iterator[FalkorDBStore]:
     try:
         yield store
     finally:
-        store.drop()
+        drop_graph(store)
         store.close()
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from graphs import drop_graph
 
 from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
 from lineagegraph.graph.store import open_store
@@ -86,7 +87,7 @@ def falkordb(embedded_dir: Path) -> Iterator[FalkorDBStore]:
     try:
         yield store
     finally:
-        store.drop()
+        drop_graph(store)
         store.close()
 
 

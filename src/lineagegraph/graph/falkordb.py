@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
@@ -271,12 +270,6 @@ class FalkorDBStore(GraphStore):
         res = self._graph.ro_query("CALL db.constraints()")
         names = [str(h[1]) for h in res.header]
         return [dict(zip(names, row, strict=True)) for row in res.result_set]
-
-    def drop(self) -> None:
-        """Delete this graph and everything in it (other graphs of the store stay)."""
-        with contextlib.suppress(redis.ResponseError):  # never written: nothing to delete
-            self._graph.delete()
-        self._db.connection.delete(self._schema_key)
 
     def close(self) -> None:
         self._server.release()
