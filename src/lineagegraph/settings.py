@@ -49,19 +49,20 @@ class Section(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    @field_validator("*", mode="after")
-    @classmethod
-    def _no_empty_secret(cls, value: Any) -> Any:
-        """A secret set to nothing (`TOKEN=`, `token = ""`, `--token ""`) is a mistake, never
-        "no secret": an empty token would let `Authorization: Bearer` with nothing after it
-        in, and an empty password fail later and less clearly. Unset the key instead."""
-        if isinstance(value, SecretStr) and not value.get_secret_value().strip():
-            raise ValueError("is empty; give a real value or leave the setting unset")
-        return value
-
     def check(self) -> None:
         """Rules across fields, checked only when a command uses the section (`with_overrides`),
-        so that a half-configured source does not stop commands that never touch it."""
+        so that a half-configured source does not stop commands that never touch it.
+
+        A secret set to nothing (`TOKEN=`, `token = ""`, `--token ""`) is a mistake, never "no
+        secret": an empty token would let `Authorization: Bearer` with nothing after it in, and
+        an empty password fail later and less clearly. Subclasses call this first."""
+        for name, value in self:
+            _no_empty_secret(name, value)
+
+
+def _no_empty_secret(name: str, value: Any) -> None:
+    if isinstance(value, SecretStr) and not value.get_secret_value().strip():
+        raise ValueError(f"{name} is empty; give a real value or leave the setting unset")
 
 
 # Query-string keys that carry credentials: refused in [graph] uri, as a user:password@ is.
@@ -83,6 +84,13 @@ class GraphSettings(Section):
     )
     graph_name: str = Field("lineage", description="Graph (key) name inside the embedded store.")
     batch_size: int = Field(5000, ge=1, le=100_000, description="Rows per UNWIND write batch.")
+
+    @field_validator("password")
+    @classmethod
+    def _password_given(cls, password: SecretStr | None) -> SecretStr | None:
+        """Every command reads [graph], so its secret is checked as it is loaded."""
+        _no_empty_secret("password", password)
+        return password
 
     @field_validator("uri")
     @classmethod
@@ -218,6 +226,7 @@ class S3Settings(Section):
         return buckets
 
     def check(self) -> None:
+        super().check()
         if bool(self.access_key_id) != bool(self.secret_access_key):
             raise ValueError("access_key_id and secret_access_key are set together or not at all")
         if self.access_key_id and self.profile:
@@ -303,6 +312,7 @@ class SnowflakeSettings(Section):
         return stage_urls
 
     def check(self) -> None:
+        super().check()
         kind = self.authenticator
         if self.password is not None and kind != "snowflake":
             raise ValueError(f"password is only used with authenticator 'snowflake', not {kind!r}")
@@ -488,6 +498,7 @@ class ServeSettings(Section):
     )  # fmt: skip
 
     def check(self) -> None:
+        super().check()
         if not is_loopback(self.host) and self.token is None:
             raise ValueError(
                 f"host {self.host!r} is not a loopback address: set a token "
@@ -624,6 +635,9 @@ def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings
     try:
         updated.check()
     except ValueError as exc:
+        field = str(exc).split(" ", 1)[0]
+        if field in given:  # about a value given on the command line: name its option
+            raise ConfigError(f"--{field.replace('_', '-')}: {exc}") from None
         raise ConfigError(
             f"invalid [{section}] settings ({ENV_PREFIX}{section.upper()}__*): {exc}"
         ) from None

@@ -12,7 +12,7 @@ import pytest
 from serve_fixtures import SRC
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.settings import load_settings
+from lineagegraph.settings import load_settings, with_overrides
 
 
 @pytest.mark.parametrize("how", ["environment", "option", "toml"], ids=["env", "--token", "toml"])
@@ -56,17 +56,29 @@ def run_cli(store: Path, args: list[str], env: dict[str, str] | None = None) -> 
     "variable",
     [
         "LINEAGEGRAPH_SPARK__OPENLINEAGE_TOKEN",
-        "LINEAGEGRAPH_GRAPH__PASSWORD",
         "LINEAGEGRAPH_S3__SECRET_ACCESS_KEY",
         "LINEAGEGRAPH_SNOWFLAKE__PASSWORD",
+        "LINEAGEGRAPH_SERVE__TOKEN",
     ],
 )
-def test_every_empty_secret_is_a_config_error(
+def test_every_empty_secret_is_a_config_error_where_its_section_is_used(
     monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
+    """Checked when a command uses the section (a half-configured source stops only the
+    commands that read it); [graph], which every command reads, as it is loaded."""
     monkeypatch.setenv(variable, "")
-    setting = variable.removeprefix("LINEAGEGRAPH_").replace("__", ".").lower()
-    with pytest.raises(ConfigError, match=rf"{setting} / {variable}: .*is empty"):
+    section, key = variable.removeprefix("LINEAGEGRAPH_").lower().split("__")
+    settings = load_settings()
+    with pytest.raises(ConfigError, match=rf"invalid \[{section}\] settings .*: {key} is empty"):
+        with_overrides(settings, section)
+
+
+def test_an_empty_graph_password_is_refused_as_settings_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LINEAGEGRAPH_GRAPH__PASSWORD", "")
+    pattern = r"graph.password / LINEAGEGRAPH_GRAPH__PASSWORD: .*password is empty"
+    with pytest.raises(ConfigError, match=pattern):
         load_settings()
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.settings import Settings, load_settings, redact
+from lineagegraph.settings import Settings, load_settings, redact, with_overrides
 from lineagegraph.spark.lineage import AppInfo, Naming
 from lineagegraph.spark.listener import QueryListener, Worker, make_sinks, registered_proxy
 from lineagegraph.spark.spool import check_writable
@@ -162,6 +162,7 @@ def _settings_from(
 def _check(settings: Settings) -> None:
     """Directories that cannot be written fail here, before the job runs; a URL that would go
     unused is said, not silently ignored."""
+    with_overrides(settings, "spark")  # its rules across fields: no empty openlineage_token
     if settings.spark.emit in ("graph", "both"):
         check_writable(settings.spark.spool_dir, "Spark lineage spool directory")
     if settings.spark.emit in ("openlineage", "both"):
