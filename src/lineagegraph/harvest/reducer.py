@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import (
+    RANK,
     Asset,
     CheckResult,
     Column,
@@ -42,7 +43,6 @@ from lineagegraph.model import (
     SoftDelete,
     Transformation,
 )
-from lineagegraph.quality import RANK
 
 MAX_PENDING_RUNS = 500_000  # run times held before jobs and FLOWS_TO are written mid-run
 
