@@ -23,9 +23,8 @@ from lineagegraph.pipeline import (
     harvest_run,
     last_watermark,
     lock_file,
-    now_ms,
-    process_start,
 )
+from lineagegraph.processes import now_ms, process_start
 from lineagegraph.settings import GraphSettings
 
 TEMPLATE = {

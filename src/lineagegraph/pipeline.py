@@ -11,9 +11,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import socket
 import tempfile
-import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -26,30 +24,9 @@ from lineagegraph.errors import HarvestError, Interrupted, LineageGraphError, St
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.store_files import open_nofollow, own_data_dir
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.processes import HOST, PID, PID_START, is_abandoned, now_ms
 
-HOST = socket.gethostname()
 HARVEST_LOCK = "harvest.lock"
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def process_start(pid: int) -> int | None:
-    """When a process started (clock ticks since boot, /proc/PID/stat field 22), None if gone.
-
-    Together with the pid it names one process even after its pid is reused.
-    """
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces: split after it.
-    return int(stat.rpartition(")")[2].split()[19])
-
-
-PID = os.getpid()
-PID_START = process_start(PID)
 
 
 @dataclass
@@ -65,13 +42,6 @@ class HarvestRun:
     status: str = "running"
     error: str | None = None
     warnings: list[str] = field(default_factory=list)  # rows dropped, for the HarvestReport
-
-
-def is_abandoned(run: dict[str, Any]) -> bool:
-    """A `running` run of this host whose process no longer lives (killed, machine rebooted)."""
-    if run.get("status") != "running" or run.get("host") != HOST or run.get("pid") is None:
-        return False
-    return process_start(int(run["pid"])) != run.get("pid_start")
 
 
 def last_watermark(store: GraphStore, system: str, scope: str) -> int | None:

@@ -12,10 +12,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from lineagegraph.graph.store import GraphStore, chunks
+from lineagegraph.model import RANK
 
-RANK: dict[str, int] = {"skipped": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
-"""Statuses from best to worst. `error` (the check could not run) ranks below `fail` (it ran and
-found bad data); both block `lineagegraph check`. Stored on each :Check as `rank`."""
 UNKNOWN = "unknown"
 QUALITIES = (UNKNOWN, "pass", "warn", "error", "fail")
 """An asset's quality, by rank: the worst of its checks' statuses, skipped ones as unknown."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.pipeline import is_abandoned
+from lineagegraph.processes import is_abandoned
 from lineagegraph.quality import BLOCKING, quality_counts
 
 HOUR_MS = 3_600_000

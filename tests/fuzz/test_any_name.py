@@ -36,6 +36,7 @@ from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.harvest.s3 import harvest_s3
 from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_row
+from lineagegraph.harvest.snowflake.harvester import finish_run
 from lineagegraph.harvest.snowflake.stages import StageResolver
 from lineagegraph.lineage import Reached
 from lineagegraph.model import Asset, Flow
@@ -253,7 +254,7 @@ def test_snowflake_identifiers_round_trip(
                              set())  # fmt: skip
     reducer, writer = RunReducer(), GraphWriter(store)
     reducer.add(converter.convert(parse_row(row_of(query))), T0, "q1", "ETL")
-    reducer.write_run(writer)
+    finish_run(reducer, writer)
 
     stored = read(store, "MATCH (t:Table) WHERE t.urn STARTS WITH $p RETURN t.urn, t.name",
                   p=f"snowflake://{account}/")  # fmt: skip

@@ -36,6 +36,7 @@ from lineagegraph.harvest.snowflake.access_history import (
     SoftDelete,
     parse_row,
 )
+from lineagegraph.harvest.snowflake.harvester import finish_run
 from lineagegraph.harvest.snowflake.stages import (
     Stage,
     StageResolver,
@@ -625,7 +626,7 @@ def write_rows(store: GraphStore, rows: list[tuple[Query, list[Any]]], *, reduce
         reducer.add(outputs, q.at, q.query_id, q.user)
         if index % 4 == 0:
             reducer.write_window(writer)
-    reducer.write_run(writer)
+    finish_run(reducer, writer)
 
 
 def test_reduced_rows_write_the_same_graph(store: GraphStore) -> None:
@@ -659,7 +660,7 @@ def test_reducer_writes_far_fewer_rows_than_it_reads(store: GraphStore) -> None:
     for q, outputs in rows:
         reducer.add(outputs, q.at, q.query_id, q.user)
     writer = GraphWriter(store, counts)
-    reducer.write_run(writer)
+    finish_run(reducer, writer)
     values = [v for _, outputs in rows for v in outputs]
     written = sum(n for k, n in counts.items() if k.startswith("merge_"))
     assert written < len(values) / 2

@@ -19,8 +19,8 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.settings import Settings
 from lineagegraph.spark import install
+from lineagegraph.spark.actions import AppInfo, DatasetRef, SparkAction
 from lineagegraph.spark.http import HttpSink
-from lineagegraph.spark.lineage import AppInfo, DatasetRef, SparkAction
 from lineagegraph.spark.threads import Counts
 
 # The serve tests' fixtures start `lineagegraph serve` as a subprocess; they live beside them.

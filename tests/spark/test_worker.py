@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from lineagegraph import identity
-from lineagegraph.spark.lineage import (
+from lineagegraph.spark.actions import (
     AppInfo,
     DatasetRef,
     Naming,

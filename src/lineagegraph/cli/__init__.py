@@ -19,7 +19,8 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     snowflake,  # harvest snowflake
     spark,  # harvest spark, harvest openlineage
 )
-from lineagegraph.cli.app import cli, harvest
+from lineagegraph.cli.app import cli
+from lineagegraph.cli.harvesting import harvest
 from lineagegraph.errors import Interrupted
 
 __all__ = ["cli", "harvest", "main"]

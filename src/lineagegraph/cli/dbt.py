@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from lineagegraph.cli.app import App, harvest
-from lineagegraph.cli.harvesting import harvest_with
+from lineagegraph.cli.app import App
+from lineagegraph.cli.harvesting import harvest, harvest_with
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.settings import with_overrides
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from lineagegraph.cli.app import App, harvest
+from lineagegraph.cli.app import App, LineageGroup, cli
 from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.all import SourceResult, harvest_all, run_harvester
@@ -15,6 +15,42 @@ from lineagegraph.output import render
 from lineagegraph.settings import Settings
 
 pass_app = click.make_pass_decorator(App)
+
+
+class HarvestGroup(LineageGroup):
+    """`harvest`: the commands written for a source, plus `harvest NAME` for every other source
+    in the registry (plug-ins: lineagegraph.harvest.registry), looked up only when asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *harvesters()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        found = harvesters().get(cmd_name)
+        return source_command(found) if found is not None else None
+
+
+@cli.group(cls=HarvestGroup)
+def harvest() -> None:
+    """Harvest one source into the graph (for cron and Airflow: exits non-zero on failure).
+
+    `harvest list` shows every source (plug-in packages' too) and whether settings ask for
+    it; `harvest all` runs those that are configured.
+
+    One harvest at a time per store: a second one exits 5 at once, naming the holder, and
+    changes nothing. SIGTERM, SIGINT and SIGHUP stop a harvest cleanly: the run is recorded as
+    interrupted, what was written stays, and the exit code is 128 + the signal number.
+
+    \b
+    Examples:
+      lineagegraph harvest list                          what is configured, what to set
+      lineagegraph harvest s3 --bucket acme-raw --endpoint-url http://127.0.0.1:9000
+      lineagegraph harvest openlineage events.jsonl      a file of OpenLineage events
+      lineagegraph --config /etc/lineagegraph.toml harvest all    every configured source
+    """
+
 
 WARNINGS_SHOWN = 20
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lineagegraph.cli.app import App, harvest
-from lineagegraph.cli.harvesting import harvest_with, show
+from lineagegraph.cli.app import App
+from lineagegraph.cli.harvesting import harvest, harvest_with, show
 from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
 from lineagegraph.settings import with_overrides

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from lineagegraph.cli.app import App, harvest
-from lineagegraph.cli.harvesting import harvest_with
+from lineagegraph.cli.app import App
+from lineagegraph.cli.harvesting import harvest, harvest_with
 from lineagegraph.settings import with_overrides
 
 pass_app = click.make_pass_decorator(App)

@@ -16,7 +16,7 @@ from falkordb.graph import QUERY_CMD, RO_QUERY_CMD
 from falkordb.helpers import stringify_param_value
 from falkordb.query_result import parse_scalar
 
-from lineagegraph import collector
+from lineagegraph import gc_pause
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
@@ -130,7 +130,7 @@ class FalkorDBStore(GraphStore):
         verbose one's rows with only their strings decoded (see `read`), or not even those
         (`raw`)."""
         try:
-            with collector.paused():  # a large reply: see lineagegraph.collector
+            with gc_pause.paused():  # a large reply: see lineagegraph.gc_pause
                 mode = ("--compact",) if compact else ()
                 reply = self._graph.execute_command(command, self._graph.name, query, *mode)
                 if isinstance(reply[-1], redis.ResponseError):  # failed while running

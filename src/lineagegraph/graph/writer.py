@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.model import (
+    RANK,
     Asset,
     CheckResult,
     Column,
@@ -22,7 +23,6 @@ from lineagegraph.model import (
     PartOf,
     Transformation,
 )
-from lineagegraph.quality import RANK
 
 # Each statement and the row fields it MERGEs on, in flush order: every statement's endpoints
 # are written by an earlier one.

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from lineagegraph import identity, jsonlines
+from lineagegraph.column_links import ColumnLink, column_items
 from lineagegraph.errors import WRITE_REFUSED, HarvestError, QueryError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.text import too_long
@@ -44,7 +45,6 @@ from lineagegraph.model import (
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
 from lineagegraph.settings import OpenLineageSettings, Settings
-from lineagegraph.spark.lineage import ColumnLink, column_items
 
 log = logging.getLogger(__name__)
 SYSTEM = "openlineage"

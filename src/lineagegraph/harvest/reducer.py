@@ -16,7 +16,8 @@ What each kind of value needs to come out exactly as if every sighting were writ
   merge_flow_runs against the graph's own last run.
 - a check: the one result merge_checks would keep (the newest; at one time, the worst), with
   its own time and run; written after the nodes it tests.
-- drops (Snowflake's DROP) come last: an object seen after its drop stays present.
+- drops (Snowflake's DROP) come last: an object seen after its drop stays present; `write_run`
+  returns those still standing, and the Snowflake harvester applies them.
 
 Memory: bounded by the distinct nodes, jobs and edges held, plus at most `max_pending_runs`
 run times, after which jobs and FLOWS_TO are written by `write_window`; not by sightings. A
@@ -33,6 +34,7 @@ from typing import Any, NamedTuple
 
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import (
+    RANK,
     Asset,
     CheckResult,
     Column,
@@ -42,7 +44,6 @@ from lineagegraph.model import (
     SoftDelete,
     Transformation,
 )
-from lineagegraph.quality import RANK
 
 MAX_PENDING_RUNS = 500_000  # run times held before jobs and FLOWS_TO are written mid-run
 
@@ -252,13 +253,15 @@ class RunReducer:
         writer.write("merge_flow_runs", flows, ("src", "dst"))
         self._jobs, self._flows, self._pending = {}, {}, 0
 
-    def write_run(self, writer: GraphWriter) -> None:
-        """Write everything held, in dependency order, then the drops; start afresh."""
+    def write_run(self, writer: GraphWriter) -> list[dict[str, Any]]:
+        """Write everything held, in dependency order; start afresh. Returns the drops that no
+        later sighting undid (`urn`, `at`), for the system that issued them to apply after
+        this (the Snowflake harvester's soft deletes): the reducer writes no system's drops."""
         self._write_earliest(writer)
         writer.add_all(_sighting(n, n.last) for n in self._nodes.values() if n.last > n.first)
         writer.flush()
         self._write_runs(writer)
-        store, counts = writer.store, writer.counts
+        counts = writer.counts
         edges: dict[str, list[dict[str, Any]]] = {"r": [], "w": []}
         for (kind, job_urn, asset), (first, last) in self._job_edges.items():
             edges[kind].extend(
@@ -282,9 +285,8 @@ class RunReducer:
         ]
         if self._drops:
             counts["drops_applied"] += len(rows)
-        if rows:
-            store.write_batches("snowflake_soft_delete", rows, ("urn",))
         self._reset()
+        return rows
 
 
 def _check_order(check: CheckResult) -> tuple[int, int, int]:

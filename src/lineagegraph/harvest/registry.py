@@ -25,7 +25,7 @@ GROUP = "lineagegraph.harvesters"
 BUILT_IN = {
     "s3": "lineagegraph.harvest.s3:S3Harvester",
     "snowflake": "lineagegraph.harvest.snowflake.harvester:SnowflakeHarvester",
-    "spark": "lineagegraph.spark.spool:SparkHarvester",
+    "spark": "lineagegraph.harvest.spark:SparkHarvester",
     "openlineage": "lineagegraph.harvest.openlineage:OpenLineageHarvester",
     "dbt": "lineagegraph.harvest.dbt:DbtHarvester",
 }

@@ -21,7 +21,7 @@ from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, Literal
 
-from lineagegraph import collector
+from lineagegraph import gc_pause
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.output import render, size_text, usd_text
 from lineagegraph.reports.globs import Glob, exclusion_globs
@@ -351,7 +351,7 @@ class Report:
         }
 
 
-@collector.paused()  # hundreds of thousands of rows: see lineagegraph.collector
+@gc_pause.paused()  # hundreds of thousands of rows: see lineagegraph.gc_pause
 def run_report(store: GraphStore, options: ReportOptions) -> Report:
     """Query the graph (usage_records), price what it returns and build the report."""
     records = usage_records(store, options)

@@ -17,9 +17,9 @@ from typing import Any
 
 from lineagegraph.errors import ConfigError
 from lineagegraph.settings import Settings, load_settings, redact, with_overrides
-from lineagegraph.spark.lineage import AppInfo, Naming
+from lineagegraph.spark.actions import AppInfo, Naming
 from lineagegraph.spark.listener import QueryListener, Worker, make_sinks, registered_proxy
-from lineagegraph.spark.spool import check_writable
+from lineagegraph.spark.spool_files import check_writable
 from lineagegraph.spark.threads import Counts
 
 __all__ = ["SPARK_CONF", "SparkLineage", "install"]

@@ -25,8 +25,8 @@ from typing import Any
 
 from lineagegraph.settings import Settings, redact
 from lineagegraph.spark import plan
-from lineagegraph.spark.lineage import AppInfo, SparkAction, failure_to_openlineage, to_openlineage
-from lineagegraph.spark.spool import REJECTED_SUFFIX, append_lines, spool_file_name
+from lineagegraph.spark.actions import AppInfo, SparkAction, failure_to_openlineage, to_openlineage
+from lineagegraph.spark.spool_files import REJECTED_SUFFIX, append_lines, spool_file_name
 from lineagegraph.spark.threads import Counts, wait_for_queue
 
 log = logging.getLogger("lineagegraph.spark")

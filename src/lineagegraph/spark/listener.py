@@ -23,16 +23,17 @@ from lineagegraph.graph.store import open_store
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.settings import Settings
 from lineagegraph.spark import plan
-from lineagegraph.spark.http import HttpSink
-from lineagegraph.spark.lineage import (
+from lineagegraph.spark.actions import (
     AppInfo,
     Naming,
     SparkAction,
     analyze,
     failure_to_openlineage,
     to_openlineage,
+    write_actions,
 )
-from lineagegraph.spark.spool import append_lines, spool_file_name, write_actions
+from lineagegraph.spark.http import HttpSink
+from lineagegraph.spark.spool_files import append_lines, spool_file_name
 from lineagegraph.spark.threads import Counts, wait_for_queue
 
 log = logging.getLogger("lineagegraph.spark")

@@ -4,7 +4,7 @@ This runs on Spark's listener-bus thread (a Py4J callback), so it does the least
 lineage needs and nothing else: one ``toJSON()`` of the analysed plan (node classes, expression
 ids, nested queries), then a short walk through Py4J to each relation leaf and to the write
 command, for what the JSON leaves out (file paths, table locations, connection options). The
-worker thread turns the result into lineage (`lineagegraph.spark.lineage`); no Java object
+worker thread turns the result into lineage (`lineagegraph.spark.actions`); no Java object
 outlives the callback.
 """
 

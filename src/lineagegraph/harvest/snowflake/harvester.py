@@ -309,8 +309,16 @@ def write_windows(
         reducer.write_window(writer)
         if progress is not None:
             progress(counts["rows"])
-    reducer.write_run(writer)
+    finish_run(reducer, writer)
     return newest
+
+
+def finish_run(reducer: RunReducer, writer: GraphWriter) -> None:
+    """The reducer's last writes, then the DROPs no later sighting undid, as soft deletes:
+    after every sighting, so an object seen again after its drop stays present."""
+    drops = reducer.write_run(writer)
+    if drops:
+        writer.store.write_batches("snowflake_soft_delete", drops, ("urn",))
 
 
 def _newer(newest: int | None, at: Any) -> int | None:

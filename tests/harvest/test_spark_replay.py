@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.spark.lineage import DatasetRef, SparkAction
-from lineagegraph.spark.spool import replay
+from lineagegraph.harvest.spark import replay
+from lineagegraph.spark.actions import DatasetRef, SparkAction
 
 
 def record(n: int) -> dict[str, Any]:

@@ -15,21 +15,24 @@ import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lineagegraph import identity
+from lineagegraph.column_links import ColumnLink, column_items
 from lineagegraph.identity import FoldRules
 from lineagegraph.model import (
     Asset,
     AssetKind,
-    Column,
-    ColumnFeed,
     Flow,
     Item,
     Scalar,
     Transformation,
 )
 from lineagegraph.spark.plan import Captured, Node, Relation, iter_nodes
+
+if TYPE_CHECKING:
+    from lineagegraph.graph.store import GraphStore
+    from lineagegraph.graph.writer import GraphWriter
 
 SCHEMA_VERSION = 1
 PRODUCER = "https://github.com/lineagegraph/lineagegraph"
@@ -90,13 +93,6 @@ class DatasetRef:
     urn: str
     kind: AssetKind
     alias: str | None = None  # a catalog table's db.table when its urn is its location
-
-
-@dataclass(frozen=True)
-class ColumnLink:
-    source: str  # the input's urn
-    source_column: str
-    column: str  # the output's column
 
 
 @dataclass
@@ -450,35 +446,17 @@ def action_items(action: SparkAction) -> Iterator[Item]:
     yield from column_items(action.output.urn, action.columns, action.links, at, via)
 
 
-def column_items(
-    output: str, columns: Iterable[str], links: Iterable[ColumnLink], at: int, via: str | None
-) -> Iterator[Item]:
-    """Columns of the output and of the sources that feed them, and the FEEDS between them.
-
-    A column whose name cannot be part of a urn (it contains '#') is left out.
-    """
-    made: set[str] = set()
-
-    def column(asset: str, name: str) -> str | None:
-        try:
-            urn = identity.column_urn(asset, name)
-        except identity.IdentityError:
-            return None
-        if urn not in made:
-            made.add(urn)
-            columns_out.append(Column(urn, asset, name, at))
-        return urn
-
-    columns_out: list[Column] = []
-    feeds: list[ColumnFeed] = []
-    for name in columns:
-        column(output, name)
-    for link in links:
-        src, dst = column(link.source, link.source_column), column(output, link.column)
-        if src and dst:
-            feeds.append(ColumnFeed(src, dst, at, via))
-    yield from columns_out
-    yield from feeds
+def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAction]) -> None:
+    """Write actions and flush, then their Spark details (mode, command) on the transformation."""
+    for action in actions:
+        writer.add_all(action_items(action))
+    writer.flush()
+    rows = [
+        {"urn": a.transformation_urn, "run_at": a.at, "mode": a.mode, "command": a.command}
+        for a in actions
+    ]
+    if rows:
+        store.write_batches("spark_transformation_details", rows, ("urn",))
 
 
 # --- OpenLineage --------------------------------------------------------------------------

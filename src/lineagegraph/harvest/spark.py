@@ -1,8 +1,10 @@
-"""A local directory of JSON-lines files where lineage waits while the graph is unreachable.
+"""`harvest spark`: replay the Spark agent's spool (lineagegraph.spark) into the graph.
 
-The listener appends one record per action; `lineagegraph harvest spark --spool DIR` writes them
-to the graph and deletes a file only after its records are written, so nothing is lost. Writes
-are idempotent MERGEs, so a replay that stops half-way and runs again duplicates nothing.
+The listener appends one record per action to a local directory of JSON-lines files while the
+graph is unreachable (lineagegraph.spark.spool_files); `lineagegraph harvest spark --spool DIR`
+writes them to the graph and deletes a file only after its records are written, so nothing is
+lost. Writes are idempotent MERGEs, so a replay that stops half-way and runs again duplicates
+nothing.
 
 Writer and replayer share each file through an exclusive flock: the replayer holds it from
 reading to deleting, and a writer that finds its file deleted under it starts a new one, so a
@@ -17,19 +19,16 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import json
 import logging
 import os
-import re
 import types
 import typing
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lineagegraph import jsonlines
-from lineagegraph.errors import ConfigError, HarvestError
+from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress
@@ -37,47 +36,10 @@ from lineagegraph.identity import IdentityError
 from lineagegraph.jsonlines import numbered_lines, parse_json
 from lineagegraph.pipeline import HarvestRun, harvest_run
 from lineagegraph.settings import Settings
-from lineagegraph.spark.lineage import AppInfo, LineageError, SparkAction, action_items
+from lineagegraph.spark.actions import LineageError, SparkAction, action_items, write_actions
+from lineagegraph.spark.spool_files import REJECTED_SUFFIX, SUFFIX
 
 log = logging.getLogger(__name__)
-SUFFIX = ".jsonl"
-REJECTED_SUFFIX = ".rejected"
-
-
-def check_writable(directory: Path, what: str) -> Path:
-    """Create `directory` and prove it takes a file, at install time rather than mid-job."""
-    directory = directory.expanduser()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        probe = directory / f".write-test-{os.getpid()}"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        raise ConfigError(
-            f"the {what} {str(directory)!r} is not writable ({exc.strerror or exc}); "
-            f"choose another directory"
-        ) from None
-    return directory.resolve()
-
-
-def spool_file_name(app: AppInfo) -> str:
-    """One file per application, named so that a person can tell whose it is."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{app.name}-{app.app_id}")
-    return safe + SUFFIX
-
-
-def append_lines(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    """Append records as JSON lines under an exclusive lock (see the module docstring)."""
-    text = "".join(json.dumps(r, separators=(",", ":"), sort_keys=True) + "\n" for r in records)
-    while True:
-        with open(path, "a", encoding="utf-8") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            if os.fstat(fh.fileno()).st_nlink == 0:
-                continue  # replayed and deleted between our open and our lock: reopen
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-            return
 
 
 def spool_files(directory: Path) -> list[Path]:
@@ -187,19 +149,6 @@ def _type_problem(value: Any, hint: Any, where: str) -> str | None:
     if type(value) is not hint or (hint is int and not -(2**63) <= value < 2**63):
         return f"{where} is {value!r:.60}, not {'a 64-bit integer' if hint is int else 'text'}"
     return None
-
-
-def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAction]) -> None:
-    """Write actions and flush, then their Spark details (mode, command) on the transformation."""
-    for action in actions:
-        writer.add_all(action_items(action))
-    writer.flush()
-    rows = [
-        {"urn": a.transformation_urn, "run_at": a.at, "mode": a.mode, "command": a.command}
-        for a in actions
-    ]
-    if rows:
-        store.write_batches("spark_transformation_details", rows, ("urn",))
 
 
 @dataclass
