@@ -1,6 +1,7 @@
 // Marquez's namespaces of datasets: the scheme://authority of every asset present, with how
 // many assets each holds and when it was first and last seen. (`file:///...` urns give
-// `file://`, which lineagegraph.serve.marquez names `file`, as OpenLineage does.)
+// `file://`, which lineagegraph.serve.marquez names `file`, as OpenLineage does; so with
+// every bare namespace such as `bigquery`.)
 MATCH (a:Asset)
 WHERE a.deleted_at IS NULL
 WITH split(a.urn, '/') AS p, a

@@ -336,6 +336,20 @@ def test_resolve(graph: GraphStore, settings: Settings, typed: str, expected: st
     assert lineage.resolve(graph, settings, typed) == expected
 
 
+def test_resolve_takes_a_urn_with_whitespace_at_its_ends_exactly(
+    graph: GraphStore, settings: Settings
+) -> None:
+    """Any name is data: a urn ending (or starting) in whitespace is its own asset, beside the
+    one without it; whitespace typed around a name that has none is still forgiven."""
+    urns = ["s3://lake/Q1 ", "s3://lake/Q1", "postgres://h/\tt\t", "postgres://h/ \x00 "]
+    writer = GraphWriter(graph)
+    writer.add_all(Asset(u, "Dataset", system_of(u), name_of(u), T0) for u in urns)
+    writer.flush()
+    for urn in urns:
+        assert lineage.resolve(graph, settings, urn) == urn
+    assert lineage.resolve(graph, settings, " s3://lake/Q1\n") == "s3://lake/Q1"
+
+
 def test_resolve_ambiguous_name_lists_them(graph: GraphStore, settings: Settings) -> None:
     with pytest.raises(AssetNotFound, match="names several assets") as caught:
         lineage.resolve(graph, settings, "orders")

@@ -184,9 +184,11 @@ def start_asset(store: GraphStore, urn: str, *, include_deleted: bool = False) -
 
 def candidate_urns(settings: Settings, text: str) -> list[str]:
     """The urns a typed name may mean, most literal first: the text itself (an exact urn, such
-    as a File's key as listed), then its normalized dataset or Snowflake form."""
-    text = text.strip()
+    as a File's key as listed, whitespace at its ends included: a name may end in a space),
+    then without that whitespace, then its normalized dataset or Snowflake form."""
     candidates = [text]
+    text = text.strip()
+    candidates.append(text)
     rules = settings.identity.rules()
     account = settings.identity.snowflake_account
     try:

@@ -24,8 +24,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from names import chars, fuzz
 from s3_fixtures import client_for, new_bucket, s3_settings
 from snowflake_fixtures import Query, accessed, modified
 
@@ -45,28 +46,11 @@ from lineagegraph.reports.orphans import ReportOptions, run_report
 from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
 
-
-def fuzz(examples: int) -> Any:
-    """Moderate counts keep the module under a minute; each example carries many names."""
-    return settings(
-        max_examples=examples,
-        deadline=None,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    )
-
-
 T0 = 1_700_000_000_000
 
 
 # --- names ------------------------------------------------------------------------------------
 
-AWKWARD = ["\x00", " ", "\t", "\r", "\n", "\x01", "\x1f", "\x7f", "/", "//", "=", "#", "%", "%2F",
-           "+", "'", '"', "\\", "<", ">", "&", ".", "é", "e\u0301", "\u200f", "\u202e",
-           "😀", "ß", "İ", "\u3000", "\x85", "\ufeff"]  # fmt: skip
-chars = st.one_of(
-    st.sampled_from(AWKWARD),
-    st.characters(blacklist_categories=("Cs",)),
-)
 segment = st.lists(chars, min_size=1, max_size=8).map("".join)
 # Dot segments are left out (an HTTP server may resolve `a/../b` in the request path), and so
 # is '\n', which moto's routing cannot take in a key; test_s3_rgw.py puts CR/LF into Ceph RGW.

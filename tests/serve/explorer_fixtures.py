@@ -4,7 +4,6 @@ jobs, a failing quality check) plus S3 objects for the orphan report: the explor
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -108,10 +107,5 @@ def explorer_server(tmp_path: Path) -> Iterator[Server]:
         lake.delete(OLD, at=int(time.time() * 1000))
         s3_objects(lake)
     assert not report.problems, report.problems
-    server = Server(data_dir)
-    server.start()
-    try:
+    with Server(data_dir).running() as server:
         yield server
-    finally:
-        if server.process is not None and server.process.poll() is None:
-            server.kill(signal.SIGTERM)

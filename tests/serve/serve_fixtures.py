@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -69,6 +70,16 @@ class Server:
                 time.sleep(0.1)
         raise RuntimeError(f"serve did not answer within 60 s: {self.log()}")
 
+    @contextlib.contextmanager
+    def running(self) -> Iterator[Server]:
+        """The server started, and stopped cleanly on leaving (unless a test killed it)."""
+        self.start()
+        try:
+            yield self
+        finally:
+            if self.process is not None and self.process.poll() is None:
+                self.kill(signal.SIGTERM)
+
     def log(self) -> str:
         return (self.data_dir.parent / f"serve-{self.port}.log").read_text(errors="replace")
 
@@ -87,13 +98,8 @@ class Server:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
-    s = Server(tmp_path / "store")
-    s.start()
-    try:
+    with Server(tmp_path / "store").running() as s:
         yield s
-    finally:
-        if s.process is not None and s.process.poll() is None:
-            s.kill(signal.SIGTERM)
 
 
 def client(server: Server, *, gzip: bool = True) -> Any:

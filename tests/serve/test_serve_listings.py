@@ -169,3 +169,30 @@ def test_the_openapi_document_names_the_new_routes(odd_server: Server) -> None:
         "/api/v1/namespaces/{namespace}/datasets/{dataset}", "/api/v1/namespaces/{namespace}/jobs",
         "/api/v1/column-lineage", "/api/v1/orphans", "/api/v1/cost", "/metrics",
     } <= set(spec["paths"])  # fmt: skip
+
+
+def test_names_holding_a_line_break_open_by_their_listed_names(server: Server) -> None:
+    """A namespace or name holding '\\n' (sent as %0A) opens too: starlette's `path` parameter
+    is `.*`, which stops at a line break, so these paths fell to the router's bare 404."""
+    job = {"namespace": "night\nshift", "name": "load\nall"}
+    sent = {"eventType": "COMPLETE", "eventTime": "2024-05-01T10:00:00Z", "producer": "tests",
+            "run": {"runId": "r\n1"}, "job": job,
+            "inputs": [{"namespace": "s3://b", "name": "in\nbox"}],
+            "outputs": [{"namespace": "s3://b", "name": "out\nbox/x"}]}  # fmt: skip
+    assert server.post(json.dumps(sent)).status_code == 201
+    for _ in range(300):  # ingestion runs about twice a second
+        if server.get("/healthz").json()["events_ingested"]:
+            break
+        time.sleep(0.1)
+    found = get(server, job["namespace"], "jobs", job["name"])
+    assert found.status_code == 200, found.text
+    assert (found.json()["name"], found.json()["lastRunId"]) == ("load\nall", "r\n1")
+    jobs = get(server, job["namespace"], "jobs").json()["jobs"]
+    assert [j["id"] for j in jobs] == [job]
+    datasets = get(server, "s3://b", "datasets").json()["datasets"]
+    assert sorted(d["name"] for d in datasets) == ["in\nbox", "out\nbox/x"]
+    one = get(server, "s3://b", "datasets", "out\nbox/x")
+    assert one.status_code == 200 and one.json()["name"] == "out\nbox/x", one.text
+    unencoded = server.get(f"/api/v1/namespaces/{quote('s3://b', safe='')}/datasets/in%0Abox")
+    assert unencoded.status_code == 200, unencoded.text
+    assert get(server, "night\nshift").json()["name"] == "night\nshift"

@@ -25,6 +25,11 @@ def test_a_bare_namespace_is_accepted_and_read_back_the_marquez_way(server: Serv
     assert wait_for(read_back)
     graph = server.get("/api/v1/lineage", nodeId="dataset:my-namespace:in").json()
     assert "job:airflow:bare" in {node["id"] for node in graph["graph"]}
+    # The namespace list names it as sent (not `my-namespace://`), and that name opens it.
+    listed = {n["name"] for n in server.get("/api/v1/namespaces").json()["namespaces"]}
+    assert "my-namespace" in listed and "my-namespace://" not in listed, listed
+    datasets = server.get("/api/v1/namespaces/my-namespace/datasets").json()["datasets"]
+    assert [(d["namespace"], d["name"]) for d in datasets] == [("my-namespace", "in")]
 
 
 def test_a_namespace_that_is_no_name_is_refused(server: Server) -> None:

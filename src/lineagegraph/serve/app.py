@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -244,12 +245,28 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
     return error(503 if isinstance(exc, LineageGraphError) else 500, reason)
 
 
+class AnyText(Convertor[str]):
+    """A path parameter of any characters. Starlette's `path` is `.*`, which stops at a line
+    break, so a namespace or name holding one (sent as %0A) fell to the router's bare 404."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("text", AnyText())
+
+
 def create_app(service: Service) -> ASGIApp:
     """The ASGI application; `service` is started and stopped by its owner (server.py)."""
     routes = [
         Route("/api/v1/lineage", lineage_route, methods=["GET", "POST"]),
         Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
-        Route("/api/v1/namespaces/{rest:path}", listings.namespace_route, methods=["GET"]),
+        Route("/api/v1/namespaces/{rest:text}", listings.namespace_route, methods=["GET"]),
         Route("/api/v1/column-lineage", listings.column_lineage_route, methods=["GET"]),
         Route("/api/v1/search", get_search, methods=["GET"]),
         Route("/api/v1/upstream", _traversal("upstream"), methods=["GET"]),

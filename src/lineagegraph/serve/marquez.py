@@ -332,7 +332,9 @@ def namespaces(store: GraphStore) -> dict[str, Any]:
             span[1] = last
 
     for row in store.read("serve_asset_namespaces"):
-        name = "file" if row["namespace"] == "file://" else row["namespace"]
+        # A urn with no authority (`file:///tmp/x`, `bigquery:///p.d.t`) is in a bare
+        # namespace, as identity.openlineage_name names it: `file`, `bigquery`.
+        name = row["namespace"].removesuffix("://")
         seen(name, row["first_seen"], row["last_seen"])
     for row in store.read("serve_job_names"):
         namespace, _ = identity.openlineage_job_name(row["urn"], row["name"] or "")
