@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lineagegraph import render
-from lineagegraph.lineage import Impact, LineagePath, Reached, Reader
+from lineagegraph.questions.lineage import Impact, LineagePath, Reached, Reader
 
 START = Reached("s3://raw/orders", "orders", "s3", "Dataset", 0)
 STAGED = Reached("s3://lake/staging/orders", "orders", "s3", "Dataset", 1, ("spark://job",),

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph.identity import IdentityError, name_of
-from lineagegraph.lineage import Direction, Impact, LineagePath, Reached, Reader
 from lineagegraph.output import cut_middle
 from lineagegraph.output import render as render_rows
+from lineagegraph.questions.lineage import Direction, Impact, LineagePath, Reached, Reader
 
 PICTURE_FORMATS = ("mermaid", "dot", "html")
 FORMATS = ("table", "tree", "json", *PICTURE_FORMATS)
@@ -40,7 +40,7 @@ class Node:
     start: bool = False
     deleted: bool = False
     detail: str = ""  # a transformation's second line: what it writes
-    quality: str | None = None  # an asset's latest data quality (lineagegraph.quality)
+    quality: str | None = None  # an asset's latest data quality (lineagegraph.questions.quality)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from s3_fixtures import client_for, new_bucket, s3_settings
 from snowflake_fixtures import Query, accessed, modified
 
-from lineagegraph import identity, lineage, render
+from lineagegraph import identity, render
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
@@ -37,8 +37,9 @@ from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.harvest.s3 import harvest_s3
 from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_row
 from lineagegraph.harvest.snowflake.stages import StageResolver
-from lineagegraph.lineage import Reached
 from lineagegraph.model import Asset, Flow
+from lineagegraph.questions import lineage
+from lineagegraph.questions.lineage import Reached
 from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import ReportOptions, run_report
 from lineagegraph.reports.pricing import default_price_table, load_prices

@@ -16,7 +16,7 @@ from lineagegraph.graph.statements import statement, statement_names
 from lineagegraph.graph.store_files import DamagedStore
 from lineagegraph.output import FORMATS, human_times, render, time_text, write_file
 from lineagegraph.pipeline import now_ms
-from lineagegraph.status import graph_status
+from lineagegraph.questions.status import graph_status
 from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)

@@ -1,7 +1,7 @@
 """path, upstream, downstream, impact and columns: the lineage questions (issue 6).
 
-Each command resolves what the user typed to a urn, asks lineagegraph.lineage, and prints the
-answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTML page.
+Each command resolves what the user typed to a urn, asks lineagegraph.questions.lineage, and prints
+the answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTML page.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 
 import click
 
-from lineagegraph import answers, lineage
 from lineagegraph.cli.app import App, cli
 from lineagegraph.errors import UsageError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.lineage import Direction
 from lineagegraph.output import write_file
+from lineagegraph.questions import answers, lineage
+from lineagegraph.questions.lineage import Direction
 from lineagegraph.render import FORMATS
 from lineagegraph.store_check import require_existing_store
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from lineagegraph import lineage
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.lineage import NAME_HELP, read_store
 from lineagegraph.errors import ChecksFailed
-from lineagegraph.gate import failure_summary, quality_gate
+from lineagegraph.questions import lineage
+from lineagegraph.questions.gate import failure_summary, quality_gate
 
 pass_app = click.make_pass_decorator(App)
 

@@ -22,7 +22,7 @@ from lineagegraph.model import (
     PartOf,
     Transformation,
 )
-from lineagegraph.quality import RANK
+from lineagegraph.questions.quality import RANK
 
 # Each statement and the row fields it MERGEs on, in flush order: every statement's endpoints
 # are written by an earlier one.

@@ -42,7 +42,7 @@ from lineagegraph.model import (
     SoftDelete,
     Transformation,
 )
-from lineagegraph.quality import RANK
+from lineagegraph.questions.quality import RANK
 
 MAX_PENDING_RUNS = 500_000  # run times held before jobs and FLOWS_TO are written mid-run
 

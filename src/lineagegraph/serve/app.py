@@ -19,9 +19,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from lineagegraph import __version__, lineage
+from lineagegraph import __version__
 from lineagegraph.errors import LineageGraphError, StoreError
-from lineagegraph.lineage import Direction
+from lineagegraph.questions import lineage
+from lineagegraph.questions.lineage import Direction
 from lineagegraph.serve import explorer, listings, marquez, questions, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error

@@ -9,9 +9,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from lineagegraph import lineage, render
+from lineagegraph import render
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.quality import checks_of
+from lineagegraph.questions import lineage
+from lineagegraph.questions.quality import checks_of
 from lineagegraph.settings import Settings
 
 Side = Literal["upstream", "downstream", "both", "impact"]

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from lineagegraph import lineage
+from lineagegraph.questions import lineage
 from lineagegraph.serve import column_view, explore
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error

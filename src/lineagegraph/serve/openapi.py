@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineagegraph import __version__, lineage
+from lineagegraph import __version__
 from lineagegraph.harvest.openlineage import EVENT_TYPES
+from lineagegraph.questions import lineage
 from lineagegraph.reports.orphans import GROUPINGS, ORDERS
 from lineagegraph.serve import listings, marquez, reports
 from lineagegraph.serve.explore import MAX_EXPANDED, SIDES

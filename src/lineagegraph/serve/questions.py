@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineagegraph import lineage
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.lineage import Direction
+from lineagegraph.questions import lineage
+from lineagegraph.questions.lineage import Direction
 from lineagegraph.settings import Settings
 
 

@@ -10,8 +10,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from lineagegraph import lineage, render
+from lineagegraph import render
 from lineagegraph.errors import LineageGraphError, StoreError
+from lineagegraph.questions import lineage
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.store_check import EmptyGraph

@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.lineage import MAX_DEPTH, Reached, start_asset, traverse
 from lineagegraph.output import render, time_text
-from lineagegraph.quality import BLOCKING, CheckState, checks_of
+from lineagegraph.questions.lineage import MAX_DEPTH, Reached, start_asset, traverse
+from lineagegraph.questions.quality import BLOCKING, CheckState, checks_of
 from lineagegraph.render import to_json
 
 

@@ -10,10 +10,11 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import partial
 
-from lineagegraph import lineage, render
-from lineagegraph.gate import GateAnswer, quality_gate
+from lineagegraph import render
 from lineagegraph.graph.base import GraphStore
-from lineagegraph.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.questions import lineage
+from lineagegraph.questions.gate import GateAnswer, quality_gate
+from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
 from lineagegraph.render import PICTURE_FORMATS
 from lineagegraph.settings import Settings
 
