@@ -11,7 +11,7 @@ from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.all import SourceResult, harvest_all, run_harvester
 from lineagegraph.harvest.base import Harvester, HarvestReport
 from lineagegraph.harvest.registry import harvesters
-from lineagegraph.output import render
+from lineagegraph.output import format_rows
 from lineagegraph.settings import Settings
 
 pass_app = click.make_pass_decorator(App)
@@ -71,7 +71,7 @@ def list_sources(app: App) -> None:
     for name, harvester in harvesters().items():
         reason = harvester.not_configured(app.settings)
         rows.append([name, "yes" if reason is None else f"no ({reason})", harvester.needs])
-    click.echo(render(["source", "configured", "settings"], rows, "table"))
+    click.echo(format_rows(["source", "configured", "settings"], rows, "table"))
 
 
 @harvest.command("all")

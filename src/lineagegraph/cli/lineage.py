@@ -20,7 +20,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.output import write_file
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
-from lineagegraph.render import FORMATS
+from lineagegraph.render.formats import FORMATS
 from lineagegraph.store_check import require_existing_store
 
 pass_app = click.make_pass_decorator(App)
