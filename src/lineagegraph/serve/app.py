@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -21,9 +22,9 @@ from starlette.types import ASGIApp
 
 from lineagegraph import __version__
 from lineagegraph.errors import LineageGraphError, StoreError
-from lineagegraph.questions import lineage
+from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
-from lineagegraph.serve import explorer, listings, marquez, questions, reports
+from lineagegraph.serve import explorer, listings, marquez, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import FactsCache, Metrics, get_metrics
@@ -165,8 +166,8 @@ def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]
             deleted = flag_param(request, "include_deleted")
         except BadRequest as exc:
             return error(exc.status, str(exc))
-        return await answer(request, questions.traversal, settings, name, direction, depth,
-                            deleted)  # fmt: skip
+        question = partial(answers.traversal, depth=depth, include_deleted=deleted)
+        return await answer(request, question, settings, name, direction, respond=_as_json)
 
     return route
 
@@ -178,7 +179,8 @@ async def get_impact(request: Request) -> Response:
         deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, questions.impact, settings, name, deleted)
+    question = partial(answers.impact, include_deleted=deleted)
+    return await answer(request, question, settings, name, respond=_as_json)
 
 
 async def get_path(request: Request) -> Response:
@@ -187,8 +189,14 @@ async def get_path(request: Request) -> Response:
         source, target, depth, deleted = path_params(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, questions.path, settings, source, target, depth,
-                        deleted)  # fmt: skip
+    question = partial(answers.path, depth=depth, include_deleted=deleted)
+    return await answer(request, question, settings, source, target, respond=_as_json)
+
+
+def _as_json(value: answers.Traversal | answers.ImpactAnswer | answers.Paths) -> Response:
+    """The answer as `lineagegraph upstream|downstream|impact|path --format json` prints it,
+    so a program can move between the CLI, the Python API and these routes."""
+    return Response(value.render("json"), media_type="application/json")
 
 
 async def healthz(request: Request) -> Response:

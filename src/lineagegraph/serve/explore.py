@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, Literal
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.questions import lineage
+from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.quality import checks_of
 from lineagegraph.render.style import QUALITY_COLOURS, colour, shows_quality
 from lineagegraph.render.svg import to_svg
@@ -96,12 +96,10 @@ def paths(
     include_deleted: bool, by_system: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """The picture of every path from `source` to `target` (the CLI's `path`)."""
-    src = lineage.resolve(store, settings, source)
-    dst = lineage.resolve(store, settings, target)
-    found = lineage.paths_between(store, src, dst, depth, include_deleted=include_deleted)
-    ends = [lineage.start_asset(store, u, include_deleted=include_deleted)
-            for u in (found.src, found.dst)]  # fmt: skip
-    view = paths_view(found.paths, *ends)
+    asked = answers.path(store, settings, source, target, depth=depth,
+                         include_deleted=include_deleted)  # fmt: skip
+    found = asked.answer
+    view = paths_view(found.paths, asked.start, asked.end)
     notes = list(found.notes) or ([] if found.paths else [f"no path within {depth} hops"])
     view.note = "; ".join(notes)
     return answer(view, by_system) | {"paths": len(found.paths)}
