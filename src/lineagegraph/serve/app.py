@@ -24,8 +24,9 @@ from lineagegraph import __version__
 from lineagegraph.errors import LineageGraphError, StoreError
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
-from lineagegraph.serve import explorer, listings, marquez, reports
+from lineagegraph.serve import listings, marquez, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
+from lineagegraph.serve.explorer import routes as explorer_routes
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import FactsCache, Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
@@ -270,7 +271,7 @@ def create_app(service: Service) -> ASGIApp:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", get_metrics, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
-        *explorer.ROUTES,
+        *explorer_routes.ROUTES,
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         HTTPException: _http_error,

@@ -1,7 +1,7 @@
-"""What the browser explorer asks (lineagegraph.serve.explorer): suggestions as a name is typed,
-the lineage picture of an asset grown by the nodes clicked, the paths between two assets, and
-an asset's page. Pictures are drawn here, by lineagegraph.render.svg, as SVG: the page needs no
-layout library and fetches nothing from anywhere else."""
+"""What the browser explorer asks (lineagegraph.serve.explorer.routes): suggestions as a name
+is typed, the lineage picture of an asset grown by the nodes clicked, the paths between two
+assets, and an asset's page. Pictures are drawn here, by lineagegraph.render.svg, as SVG: the
+page needs no layout library and fetches nothing from anywhere else."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The explorer's column view: an asset's lineage picture (the same as explore.graph draws) with
+"""The explorer's column view: an asset's lineage picture (the same as pictures.graph draws) with
 each asset's columns listed inside its box and the column lineage between them (FEEDS) drawn
 from column to column. The page highlights what feeds a clicked column and what it feeds from
 `columns` and `column_edges`, so a click needs no further request.
@@ -28,7 +28,7 @@ from lineagegraph.render.svg import (
     xml_text,
 )
 from lineagegraph.render.views import View, short, trim
-from lineagegraph.serve import explore
+from lineagegraph.serve.explorer import pictures
 from lineagegraph.settings import Settings
 
 MAX_COLUMNS = 40
@@ -53,14 +53,15 @@ class Columns:
 
 
 def columns(
-    store: GraphStore, settings: Settings, name: str, side: explore.Side, depth: int,
+    store: GraphStore, settings: Settings, name: str, side: pictures.Side, depth: int,
     include_deleted: bool, expanded: Sequence[str] = (), by_system: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """explore.graph's answer, with the columns drawn in the boxes and listed as `columns`
+    """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
     ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns)."""
-    view = trim(explore.lineage_view(store, settings, name, side, depth, include_deleted, expanded))
+    view = pictures.lineage_view(store, settings, name, side, depth, include_deleted, expanded)
+    view = trim(view)
     found = columns_on(store, view, include_deleted)
-    result = explore.answer(view, by_system, draw=lambda shown: to_svg(shown, found))
+    result = pictures.answer(view, by_system, draw=lambda shown: to_svg(shown, found))
     result["columns"] = [{"urn": u, "name": n, "asset": a} for a, u, n in found.order()]
     result["column_edges"] = [{"from": a, "to": b, "via": list(via)}
                               for (a, b), via in sorted(found.feeds.items())]  # fmt: skip
