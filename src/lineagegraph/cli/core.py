@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, cli
+from lineagegraph.cli.common import format_option, output_option, pass_app
 from lineagegraph.errors import ConfigError, QueryError
 from lineagegraph.graph import embedded
 from lineagegraph.graph.statements import statement, statement_names
@@ -18,8 +19,6 @@ from lineagegraph.output import FORMATS, format_rows, human_times, time_text, wr
 from lineagegraph.pipeline import now_ms
 from lineagegraph.questions.status import graph_status
 from lineagegraph.store_check import require_existing_store
-
-pass_app = click.make_pass_decorator(App)
 
 
 @cli.command()
@@ -86,10 +85,7 @@ def doctor(app: App, repair: bool) -> None:
     "--max-age-hours", default=26.0, show_default=True,
     help="Flag a source whose last successful harvest is older than this.",
 )  # fmt: skip
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-    help="Output format.",
-)  # fmt: skip
+@format_option(["table", "json"], "Output format.")
 @pass_app
 def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
     """Show what the graph holds: assets, lineage coverage, data quality, freshness, harvests.
@@ -147,14 +143,8 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
 @click.option(
     "--write", is_flag=True, help="Allow the query to change the graph (read-only otherwise)."
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-    help="Output format.",
-)  # fmt: skip
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the result to this file instead of the terminal.",
-)  # fmt: skip
+@format_option(FORMATS, "Output format.")
+@output_option("Write the result to this file instead of the terminal.")
 @click.option(
     "--epoch-ms", is_flag=True,
     help="Keep times as epoch milliseconds in table and markdown output (json and csv always "

@@ -6,6 +6,7 @@ from __future__ import annotations
 import click
 
 from lineagegraph.cli.app import App, harvest
+from lineagegraph.cli.common import pass_app
 from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.all import SourceResult, harvest_all, run_harvester
@@ -13,8 +14,6 @@ from lineagegraph.harvest.base import Harvester, HarvestReport
 from lineagegraph.harvest.registry import harvesters
 from lineagegraph.output import format_rows
 from lineagegraph.settings import Settings
-
-pass_app = click.make_pass_decorator(App)
 
 WARNINGS_SHOWN = 20
 
