@@ -41,8 +41,8 @@ log = logging.getLogger(__name__)
 JSON_TYPES = ("application/json", "application/vnd.openlineage+json")
 
 
-# Bodies up to this size are checked on the event loop (~0.03 ms per KiB): cheaper than a hop
-# to a worker thread, and short enough not to hold up other requests; larger ones go to a thread.
+# Bodies up to this size are checked on the event loop: cheaper than a hop to a worker thread,
+# and short enough not to hold up other requests (docs/benchmarks.md); larger ones go to a thread.
 INLINE_BYTES = 64 * 2**10
 
 
