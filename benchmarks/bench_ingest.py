@@ -100,7 +100,7 @@ def load() -> str:
 
 
 def traversal_ms(store: GraphStore, starts: list[str], direction: str) -> list[float]:
-    from lineagegraph import lineage
+    from lineagegraph.questions import lineage
 
     way = "downstream" if direction == "down" else "upstream"
     times = []
@@ -203,7 +203,7 @@ def main() -> None:
                         f" max {max(ms):6.1f} ms over {len(ms)} starts"
                     )
             except ImportError:
-                print("traversal:  lineagegraph.lineage is not available in this build")
+                print("traversal:  lineagegraph.questions.lineage is not available in this build")
 
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             server = server_peak_rss_mb(store)

@@ -22,11 +22,11 @@ from pathlib import Path
 
 from small import parse_args
 
-from lineagegraph import lineage
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import name_of, system_of
 from lineagegraph.model import Asset
+from lineagegraph.questions import lineage
 from lineagegraph.settings import GraphSettings, Settings
 
 SEEN = 1_717_000_000_000

@@ -3,7 +3,7 @@
 Builds a layered DAG (raw S3 feeds -> staging -> intermediate -> marts -> reports) through
 GraphWriter into a fresh embedded FalkorDB store: fan-in of 1-10 per asset (most small, some
 skip-level edges), a few hub tables with hundreds of neighbours each way, and chains 20 deep.
-Then times lineagegraph.lineage.traverse to depth 20 from several start assets and,
+Then times lineagegraph.questions.lineage.traverse to depth 20 from several start assets and,
 in the same run, the naive variable-length pattern that enumerates paths
 (`MATCH (a)-[:FLOWS_TO*1..20]->(b) RETURN DISTINCT b`), with a timeout; when the baseline times
 out at depth 20 it is retried at smaller depths and the report says so.
@@ -30,11 +30,11 @@ from pathlib import Path
 from redis.utils import HIREDIS_AVAILABLE
 from small import parse_args
 
-from lineagegraph import lineage
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import dataset_urn, snowflake_urn_from_parts
 from lineagegraph.model import Asset, Flow, Item
+from lineagegraph.questions import lineage
 from lineagegraph.settings import GraphSettings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

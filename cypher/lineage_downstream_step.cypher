@@ -2,7 +2,7 @@
 // asset reached, the frontier asset it is reached from and the edge's transformations. Deleted
 // assets are not followed unless include_deleted.
 // Params: frontier (list of urns), include_deleted (bool).
-// lineagegraph.lineage runs this once per level and, in Python, keeps each asset once and drops
+// lineagegraph.questions.lineage runs this once per level and, in Python, keeps each asset once and drops
 // those already seen. Measured on FalkorDB 4.16: `x IN $seen` is a linear scan and every list
 // parameter is sent as text, so a growing seen-list made one hop slower than a whole search;
 // and grouping rows here (collect) doubled the time of a hop. The WITH before WHERE keeps

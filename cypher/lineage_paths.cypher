@@ -1,7 +1,7 @@
 // The FLOWS_TO paths from one asset to another, shortest first, for `lineagegraph path`.
 // Params: src, dst (urns), depth (<= 20, the fixed bound below: neither Neo4j nor FalkorDB
 // accepts a parameter there), include_deleted (bool), limit.
-// This enumerates paths, so lineagegraph.lineage.paths runs it only after a level-by-level
+// This enumerates paths, so lineagegraph.questions.lineage.paths runs it only after a level-by-level
 // search has found dst within depth hops of src. FalkorDB sorts by a path's length only once
 // the path is projected: hence `WITH p, length(p) AS hops`.
 MATCH p = (:Asset {urn: $src})-[:FLOWS_TO*1..20]->(:Asset {urn: $dst})

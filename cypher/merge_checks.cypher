@@ -3,7 +3,7 @@
 // whose target is not in the graph is left out (the writer writes it again at the end of the
 // run, then counts it as dropped).
 // Rows: {urn, system, name, target, status, rank, failures, at, run_id}; rank orders statuses
-// from best to worst (lineagegraph.quality.RANK). A result replaces the stored one only when it
+// from best to worst (lineagegraph.questions.quality.RANK). A result replaces the stored one only when it
 // is newer, or as new and worse (higher rank, then more failures): an older result never
 // overwrites a newer one, a replayed result changes nothing, and two results with the same time
 // give the same node in either order.

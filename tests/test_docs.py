@@ -386,7 +386,7 @@ def test_every_exit_code_is_in_the_table(page: Path) -> None:
     rows = set(re.findall(r"^\| (\d+) \| ", page.read_text(encoding="utf-8"), re.MULTILINE))
     missing = {code: names for code, names in _exit_code_classes().items() if str(code) not in rows}
     assert missing == {}, f"{page.name}: exit codes without a row"
-    from lineagegraph.lineage import AssetDeleted, AssetNotFound
+    from lineagegraph.questions.lineage import AssetDeleted, AssetNotFound
 
     assert AssetNotFound.exit_code == AssetDeleted.exit_code == 7
 

@@ -45,12 +45,6 @@ LAYERS: list[tuple[str, list[str]]] = [
         "questions and reports",
         [
             "lineagegraph.questions",
-            # the modules that lineagegraph.questions gathers, where they are until it does
-            "lineagegraph.lineage",
-            "lineagegraph.answers",
-            "lineagegraph.gate",
-            "lineagegraph.quality",
-            "lineagegraph.status",
             "lineagegraph.render",
             "lineagegraph.reports",
         ],
@@ -255,19 +249,19 @@ def test_the_checks_find_what_they_look_for(tmp_path: Path) -> None:
         "from lineagegraph import errors\n"
     )
     (package / "errors.py").write_text("def late():\n    from lineagegraph.model import x\n")
-    (package / "graph" / "writer.py").write_text("from ..quality import RANK\n")
-    (package / "quality.py").write_text("import lineagegraph.graph.writer\n")
+    (package / "graph" / "writer.py").write_text("from ..questions import RANK\n")
+    (package / "questions.py").write_text("import lineagegraph.graph.writer\n")
     edges = import_graph(tmp_path)
     assert sorted(map(str, edges)) == [
         "lineagegraph.errors:2 imports lineagegraph.model",
-        "lineagegraph.graph.writer:1 imports lineagegraph.quality",
+        "lineagegraph.graph.writer:1 imports lineagegraph.questions",
         "lineagegraph.model:4 imports lineagegraph.errors",
-        "lineagegraph.quality:1 imports lineagegraph.graph.writer",
+        "lineagegraph.questions:1 imports lineagegraph.graph.writer",
     ]
     assert sorted(cycles(edges)) == [
         ["lineagegraph.errors", "lineagegraph.model"],
-        ["lineagegraph.graph.writer", "lineagegraph.quality"],
+        ["lineagegraph.graph.writer", "lineagegraph.questions"],
     ]
     assert [str(e) for e in upward(edges)] == [
-        "lineagegraph.graph.writer:1 imports lineagegraph.quality"
+        "lineagegraph.graph.writer:1 imports lineagegraph.questions"
     ]

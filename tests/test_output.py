@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from lineagegraph import output
 from lineagegraph.output import (
     cut_middle,
+    format_rows,
     human_times,
-    render,
     size_text,
     terminal_width,
     usd_text,
@@ -42,7 +42,7 @@ def test_sizes_have_one_style() -> None:
 
 
 def test_decimals_are_written_without_exponents() -> None:
-    text = render(["usd"], [[Decimal(1).scaleb(-9)], [Decimal(0).scaleb(-9)]], "csv")
+    text = format_rows(["usd"], [[Decimal(1).scaleb(-9)], [Decimal(0).scaleb(-9)]], "csv")
     assert text.splitlines() == ["usd", "0.000000001", "0.000000000"]
 
 
@@ -59,7 +59,9 @@ def test_a_table_fits_by_wrapping_headers_and_never_breaks_a_name(width: int) ->
     rows = [[name, "STANDARD", 12, "3.50 MiB", "<$0.0001", "2026-12-02", "2026-12-02", None],
             ["s3://acme-raw/backups", "DEEP_ARCHIVE", 1, "3.81 MiB", "<$0.0001", "2026-12-02",
              "2026-12-02", None]]  # fmt: skip
-    lines = render(REPORT_COLUMNS, rows, "table", right_aligned=SIZES, width=width).splitlines()
+    lines = format_rows(
+        REPORT_COLUMNS, rows, "table", right_aligned=SIZES, width=width
+    ).splitlines()
     assert max(len(line) for line in lines) <= width
     assert [line.split()[0] for line in lines if line.startswith("s3://")] == [
         name, "s3://acme-raw/backups"
@@ -71,7 +73,7 @@ def test_a_table_fits_by_wrapping_headers_and_never_breaks_a_name(width: int) ->
 def test_only_a_too_narrow_width_cuts_names_and_then_in_the_middle() -> None:
     urn = "s3://a-long-bucket-name/raw/events/year=2024/month=09/day=30/hour=12/" + "x" * 40
     rows = [[urn, "$1,234.57", 123456789], ["s3://b/short", "<$0.0001", 1]]
-    text = render(["dataset", "monthly_usd", "orphaned_objects"], rows, "table",
+    text = format_rows(["dataset", "monthly_usd", "orphaned_objects"], rows, "table",
                   right_aligned=["monthly_usd"], width=60)  # fmt: skip
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 60
@@ -115,18 +117,18 @@ def test_query_shows_graph_times_as_utc_in_tables() -> None:
 
 def test_without_a_width_nothing_wraps() -> None:
     urn = "s3://bucket/" + "x" * 150
-    assert urn in render(["urn"], [[urn]], "table")
-    assert render([], [], "table") == "\n\n(0 rows)"
+    assert urn in format_rows(["urn"], [[urn]], "table")
+    assert format_rows([], [], "table") == "\n\n(0 rows)"
 
 
 def test_a_table_shows_control_characters_instead_of_sending_them() -> None:
     """A name may hold any character: in a terminal table an escape sequence or a line break
     would drive the terminal or break the table, so they are shown; CSV and JSON keep them."""
     names = ["a\x1b[2J", "line\nbreak", "tab\there", "del\x7f", "c1\x9b", " spaced ", "日本 é"]
-    table = render(["name"], [[n] for n in names], "table")
+    table = format_rows(["name"], [[n] for n in names], "table")
     assert not any(c in table for c in "\x1b\t\x7f\x9b") and table.count("\n") == len(names) + 2
     assert [line.rstrip() for line in table.splitlines()[2:-1]] == [
         "a\\x1b[2J", "line\\x0abreak", "tab\\x09here", "del\\x7f", "c1\\x9b", " spaced", "日本 é",
     ]  # fmt: skip
-    assert [row[0] for row in csv.reader(io.StringIO(render(["name"], [[n] for n in names],
+    assert [row[0] for row in csv.reader(io.StringIO(format_rows(["name"], [[n] for n in names],
                                                               "csv")))][1:] == names  # fmt: skip

@@ -15,8 +15,22 @@ from pathlib import Path
 
 import pytest
 
-from lineagegraph import render
-from lineagegraph.lineage import Impact, LineagePath, Reached, Reader
+from lineagegraph.questions.lineage import Impact, LineagePath, Reached, Reader
+from lineagegraph.render.as_json import to_json
+from lineagegraph.render.diagrams import to_dot, to_mermaid
+from lineagegraph.render.html_page import to_html
+from lineagegraph.render.svg import layout, to_svg
+from lineagegraph.render.text import reached_table, tree
+from lineagegraph.render.views import (
+    MAX_PICTURE_NODES,
+    View,
+    impact_view,
+    label,
+    paths_view,
+    short,
+    traversal_view,
+    trim,
+)
 
 START = Reached("s3://raw/orders", "orders", "s3", "Dataset", 0)
 STAGED = Reached("s3://lake/staging/orders", "orders", "s3", "Dataset", 1, ("spark://job",),
@@ -29,8 +43,8 @@ NASTY = Reached('snowflake://acme/DB.S."<b>a&\\"#x;</b>"', '<b>a&\\"#x;</b>', "s
 DOWNSTREAM = [STAGED, TABLE, NASTY]
 
 
-def view() -> render.View:
-    return render.traversal_view(START, DOWNSTREAM, "downstream")
+def view() -> View:
+    return traversal_view(START, DOWNSTREAM, "downstream")
 
 
 # --- views ----------------------------------------------------------------------------------
@@ -45,7 +59,7 @@ def test_traversal_view_levels_and_edges() -> None:
     assert [(e.src, e.dst, e.dashed) for e in down.edges][:2] == [
         (START.urn, STAGED.urn, False), (STAGED.urn, TABLE.urn, False),
     ]  # fmt: skip
-    up = render.traversal_view(TABLE, [Reached(STAGED.urn, "orders", "s3", "Dataset", 1,
+    up = traversal_view(TABLE, [Reached(STAGED.urn, "orders", "s3", "Dataset", 1,
                                                (), (TABLE.urn,))], "upstream")  # fmt: skip
     # Upstream sits left of the start; edges still point the way data flows.
     assert [n.level for n in up.nodes] == [0, -1]
@@ -56,17 +70,17 @@ def test_links_are_drawn_but_not_in_the_tree() -> None:
     other = Reached("s3://b/other", "other", "s3", "Dataset", 1, (), (START.urn,))
     table = Reached(TABLE.urn, "ORDERS", "snowflake", "Table", 1, (), (START.urn,),
                     linked_from=(other.urn,))  # fmt: skip
-    result = render.traversal_view(START, [other, table], "downstream")
+    result = traversal_view(START, [other, table], "downstream")
     link = next(e for e in result.edges if e.link)
     assert (link.src, link.dst, link.dashed) == (other.urn, TABLE.urn, False)
-    assert render.to_mermaid(result).count("-->") == 3
-    assert "(see above)" not in render.tree(result)
+    assert to_mermaid(result).count("-->") == 3
+    assert "(see above)" not in tree(result)
 
 
 def test_indirect_edges_are_dashed() -> None:
     # TABLE filtered down to connect straight to the start, two levels away.
     table = Reached(TABLE.urn, "ORDERS", "snowflake", "Table", 2, (), (START.urn,))
-    [edge] = render.traversal_view(START, [table], "downstream").edges
+    [edge] = traversal_view(START, [table], "downstream").edges
     assert edge.dashed
 
 
@@ -74,7 +88,7 @@ def test_paths_view_points_every_edge_forward() -> None:
     a, b, c, d = (Reached(f"s3://b/{n}", n, "s3", "Dataset", 0) for n in "abcd")
     short = LineagePath(2, (a, c, d), ((), ()))
     long = LineagePath(3, (a, b, c, d), ((), (), ("job",)))
-    result = render.paths_view([short, long], a, d)
+    result = paths_view([short, long], a, d)
     level = {n.urn: n.level for n in result.nodes}
     assert level == {a.urn: 0, b.urn: 1, c.urn: 2, d.urn: 3}
     assert all(level[e.dst] > level[e.src] for e in result.edges)
@@ -84,7 +98,7 @@ def test_paths_view_points_every_edge_forward() -> None:
 def test_impact_view_places_readers_after_what_they_read() -> None:
     reader = Reader("snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10,
                     (TABLE.urn, STAGED.urn))  # fmt: skip
-    result = render.impact_view(Impact(START, [STAGED, TABLE], {}, [reader]))
+    result = impact_view(Impact(START, [STAGED, TABLE], {}, [reader]))
     node = result.by_urn[reader.urn]
     assert (node.kind, node.level) == ("Transformation", 3)
     assert {(e.src, e.dashed) for e in result.edges if e.dst == reader.urn} == {
@@ -96,14 +110,14 @@ def test_transformation_pills_say_what_they_write() -> None:
     writer = Reader("spark://etl", "etl", "spark", None, 1, 10, (STAGED.urn,), (TABLE.urn,))
     dashboard = Reader("snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10,
                        (TABLE.urn,))  # fmt: skip
-    result = render.impact_view(Impact(START, [STAGED, TABLE], {}, [writer, dashboard]))
+    result = impact_view(Impact(START, [STAGED, TABLE], {}, [writer, dashboard]))
     assert result.by_urn[writer.urn].detail == "writes RAW.PUBLIC.ORDERS"
     assert result.by_urn[dashboard.urn].detail == "writes nothing (reads only)"
-    svg = render.to_svg(result)
+    svg = to_svg(result)
     assert ">writes RAW.PUBLIC.ORDERS</text>" in svg and ">writes nothing (reads only)<" in svg
-    assert "writes RAW.PUBLIC.ORDERS" in render.to_mermaid(result)
+    assert "writes RAW.PUBLIC.ORDERS" in to_mermaid(result)
     many = Reader("spark://x", "x", "spark", None, 1, 10, (STAGED.urn,), (TABLE.urn, "s3://o/p"))
-    [node] = [n for n in render.impact_view(Impact(START, [STAGED, TABLE], {}, [many])).nodes
+    [node] = [n for n in impact_view(Impact(START, [STAGED, TABLE], {}, [many])).nodes
               if n.urn == many.urn]  # fmt: skip
     assert node.detail == "writes RAW.PUBLIC.ORDERS (+1)"
 
@@ -114,34 +128,34 @@ def test_picture_labels_are_cut_in_the_middle_not_from_the_front() -> None:
                    "snowflake", "Table", 1, (), (TABLE.urn,))  # fmt: skip
     writer = Reader("snowflake://acme-demo/query/mart", "mart", "snowflake", None, 1, 10,
                     (TABLE.urn,), (mart.urn,))  # fmt: skip
-    result = render.impact_view(Impact(START, [TABLE, mart], {}, [writer]))
+    result = impact_view(Impact(START, [TABLE, mart], {}, [writer]))
     detail = result.by_urn[writer.urn].detail
     assert detail == "writes ANALYTICS.MA….DAILY_ACTIVE", detail
     long = "s3://a-very-long-bucket-name/raw/events/partners/feeds/2024-05"
-    assert render.short(long, 34).startswith("s3://a-very-long")
-    assert render.short(long, 34).endswith("feeds/2024-05") and len(render.short(long, 34)) == 34
+    assert short(long, 34).startswith("s3://a-very-long")
+    assert short(long, 34).endswith("feeds/2024-05") and len(short(long, 34)) == 34
 
 
 def test_labels() -> None:
-    assert render.label("snowflake://acme/DB.S.ORDERS", "Table", "ORDERS") == "DB.S.ORDERS"
-    assert render.label("s3://b/raw/orders", "Dataset", "orders") == "b/raw/orders"
-    assert render.label("file:///tmp/x", "Dataset", "x") == "/tmp/x"
-    assert render.label("s3://b/f.csv#id", "Column", "id") == "f.csv.id"
-    assert render.label("snowflake://acme/query/abc", "Transformation", "daily") == "daily"
+    assert label("snowflake://acme/DB.S.ORDERS", "Table", "ORDERS") == "DB.S.ORDERS"
+    assert label("s3://b/raw/orders", "Dataset", "orders") == "b/raw/orders"
+    assert label("file:///tmp/x", "Dataset", "x") == "/tmp/x"
+    assert label("s3://b/f.csv#id", "Column", "id") == "f.csv.id"
+    assert label("snowflake://acme/query/abc", "Transformation", "daily") == "daily"
 
 
 def test_trim_keeps_the_nearest_and_says_so() -> None:
     many = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i // 10, (), (START.urn,))
             for i in range(30)]  # fmt: skip
-    trimmed = render.trim(render.traversal_view(START, many, "downstream"), limit=11)
+    trimmed = trim(traversal_view(START, many, "downstream"), limit=11)
     assert len(trimmed.nodes) == 11 and trimmed.hidden == 20
     assert {n.level for n in trimmed.nodes} == {0, 1}
     assert "20 more left out" in trimmed.note
     lots = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1, (), (START.urn,))
-            for i in range(render.MAX_PICTURE_NODES + 50)]  # fmt: skip
-    mermaid = render.to_mermaid(render.traversal_view(START, lots, "downstream"))
+            for i in range(MAX_PICTURE_NODES + 50)]  # fmt: skip
+    mermaid = to_mermaid(traversal_view(START, lots, "downstream"))
     assert "51 more left out" in mermaid.splitlines()[1]
-    assert mermaid.count("-->") == render.MAX_PICTURE_NODES - 1
+    assert mermaid.count("-->") == MAX_PICTURE_NODES - 1
 
 
 # --- text -----------------------------------------------------------------------------------
@@ -154,7 +168,7 @@ def test_tree_marks_nodes_reached_twice() -> None:
         Reached(b, "b", "s3", "Dataset", 1, (), (START.urn,)),
         Reached(c, "c", "s3", "Dataset", 2, ("job",), (a, b)),
     ]
-    assert render.tree(render.traversal_view(START, found, "downstream")).splitlines() == [
+    assert tree(traversal_view(START, found, "downstream")).splitlines() == [
         f"{START.urn}  [s3 Dataset]",
         f"├── {a}  [s3 Dataset]",
         f"│   └── {c}  [s3 Dataset]  written by job",
@@ -164,16 +178,16 @@ def test_tree_marks_nodes_reached_twice() -> None:
 
 
 def test_reached_table_and_json() -> None:
-    table = render.reached_table(DOWNSTREAM, "downstream").splitlines()
+    table = reached_table(DOWNSTREAM, "downstream").splitlines()
     # Downstream, the job that wrote an asset comes before it, as data flows.
     assert table[0].split() == ["distance", "system", "kind", "written_by", "urn"]
     assert table[2].split() == ["1", "s3", "Dataset", "spark://job", STAGED.urn]
     assert "Table (deleted)" in table[4]
-    up = render.reached_table([STAGED], "upstream").splitlines()
+    up = reached_table([STAGED], "upstream").splitlines()
     # Upstream, the job on an asset's row reads it (toward the start): named so, after it.
     assert up[0].split() == ["distance", "system", "kind", "urn", "read_by"]
     assert up[2].split() == ["1", "s3", "Dataset", STAGED.urn, "spark://job"]
-    data = json.loads(render.to_json({"assets": DOWNSTREAM, "groups": {("s3", "Dataset"): []}}))
+    data = json.loads(to_json({"assets": DOWNSTREAM, "groups": {("s3", "Dataset"): []}}))
     assert data["assets"][0]["via"] == ["spark://job"]
     assert data["groups"] == {"s3/Dataset": []}
 
@@ -182,7 +196,7 @@ def test_reached_table_and_json() -> None:
 
 
 def test_mermaid_uses_generated_ids_and_escapes_labels() -> None:
-    text = render.to_mermaid(view())
+    text = to_mermaid(view())
     assert text.startswith("flowchart LR\n")
     assert '  n0["raw/orders<br/><small>s3 · Dataset</small>"]' in text
     assert "  n0 --> n1" in text and "  n1 --> n2" in text
@@ -194,9 +208,9 @@ def test_mermaid_uses_generated_ids_and_escapes_labels() -> None:
 
 def test_mermaid_labels_keep_line_breaks_and_control_characters_inside() -> None:
     key = "s3://b/a\r\nb\x01\u2028c"
-    down = render.traversal_view(START, [Reached(key, "x", "s3", "File", 1, (), (START.urn,))],
+    down = traversal_view(START, [Reached(key, "x", "s3", "File", 1, (), (START.urn,))],
                                  "downstream")  # fmt: skip
-    lines = render.to_mermaid(down).split("\n")
+    lines = to_mermaid(down).split("\n")
     assert '  n1["b/a#13;#10;b#1;#8232;c<br/><small>s3 · File</small>"]' in lines
 
 
@@ -204,9 +218,9 @@ def test_svg_writes_control_characters_out_so_it_stays_xml() -> None:
     """XML 1.0 cannot carry most control characters (not even as &#1;): the explorer parses
     the SVG as XML, so each is drawn as its escape and the picture still parses."""
     key = "s3://b/a\tb\x01<i>\u2028c"
-    down = render.traversal_view(START, [Reached(key, "x", "s3", "File", 1, ("j\x1f",),
+    down = traversal_view(START, [Reached(key, "x", "s3", "File", 1, ("j\x1f",),
                                                  (START.urn,))], "downstream")  # fmt: skip
-    root = ET.fromstring(render.to_svg(down))
+    root = ET.fromstring(to_svg(down))
     svg = "{http://www.w3.org/2000/svg}"
     texts = [t.text for t in root.iter(f"{svg}text")]
     assert "b/a\\tb\\x01<i>\\u2028c" in texts  # escapes, visible, and the markup as text
@@ -217,7 +231,7 @@ def test_svg_writes_control_characters_out_so_it_stays_xml() -> None:
 
 
 def test_dot_escapes_and_ranks() -> None:
-    text = render.to_dot(view())
+    text = to_dot(view())
     assert text.startswith("digraph lineage {") and text.rstrip().endswith("}")
     assert '"<b>a&\\\\\\"#x;</b>' in text  # the backslash and quote escaped for DOT
     assert "{ rank=same; n1; }  // level 1" in text
@@ -227,7 +241,7 @@ def test_dot_escapes_and_ranks() -> None:
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed "
                     "(Debian package: graphviz)")  # fmt: skip
 def test_graphviz_draws_the_dot_output(tmp_path: Path) -> None:
-    out = subprocess.run(["dot", "-Tsvg"], input=render.to_dot(view()), capture_output=True,
+    out = subprocess.run(["dot", "-Tsvg"], input=to_dot(view()), capture_output=True,
                          text=True, timeout=60, check=True).stdout  # fmt: skip
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", out)
     assert "RAW.PUBLIC.ORDERS" in texts and "&lt;b&gt;a&amp;\\&quot;#x;&lt;/b&gt;" in out
@@ -235,7 +249,7 @@ def test_graphviz_draws_the_dot_output(tmp_path: Path) -> None:
 
 
 def test_html_is_self_contained_and_escaped() -> None:
-    page = render.to_html(view())
+    page = to_html(view())
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)  # no network
     assert "<script" not in page
     assert "<b>a&" not in page  # the nasty name appears only escaped
@@ -246,7 +260,7 @@ def test_html_is_self_contained_and_escaped() -> None:
 def test_layout_gives_every_node_its_own_place() -> None:
     many = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i % 3, (), (START.urn,))
             for i in range(12)]  # fmt: skip
-    pos = render.layout(render.traversal_view(START, many, "downstream"))
+    pos = layout(traversal_view(START, many, "downstream"))
     assert len(set(pos.values())) == 13
     assert len({x for x, _ in pos.values()}) == 4  # one column per level
 
@@ -286,14 +300,14 @@ def chromium(*args: str) -> subprocess.CompletedProcess[str]:
         )  # fmt: skip
 
 
-def browser_view() -> render.View:
+def browser_view() -> View:
     long_name = Reached("snowflake://acme/ANALYTICS.STAGING.ORDERS_ENRICHED_WITH_CUSTOMERS",
                         "ORDERS_ENRICHED_WITH_CUSTOMERS", "snowflake", "Table", 3, (),
                         (TABLE.urn,))  # fmt: skip
-    return render.traversal_view(START, [*DOWNSTREAM, long_name], "downstream")
+    return traversal_view(START, [*DOWNSTREAM, long_name], "downstream")
 
 
-def wide_upstream() -> render.View:
+def wide_upstream() -> View:
     """Eight levels of S3 datasets upstream of one Snowflake table: 2,600 px wide."""
     start = Reached("snowflake://acme/BI.PUBLIC.DAU", "DAU", "snowflake", "Table", 0)
     found, nearer = [], [start.urn]
@@ -302,14 +316,14 @@ def wide_upstream() -> render.View:
         found += [Reached(u, u, "s3", "Dataset", level, ("spark://job",), tuple(nearer))
                   for u in urns]  # fmt: skip
         nearer = urns
-    return render.traversal_view(start, found, "upstream")
+    return traversal_view(start, found, "upstream")
 
 
 @needs_chromium
 @pytest.mark.parametrize("picture", [browser_view, wide_upstream])
 def test_chromium_draws_every_label_inside_its_box(tmp_path: Path, picture) -> None:  # type: ignore[no-untyped-def]
     page = tmp_path / "lineage.html"
-    page.write_text(render.to_html(picture()).replace("</body>", MEASURE + "</body>"))
+    page.write_text(to_html(picture()).replace("</body>", MEASURE + "</body>"))
     dom = chromium("--dump-dom", page.as_uri()).stdout
     measured = json.loads(
         re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S).group(1)  # type: ignore[union-attr]
@@ -331,7 +345,7 @@ def test_chromium_draws_every_label_inside_its_box(tmp_path: Path, picture) -> N
 @needs_chromium
 def test_chromium_screenshot_shows_the_coloured_nodes(tmp_path: Path) -> None:
     page = tmp_path / "lineage.html"
-    page.write_text(render.to_html(browser_view()))
+    page.write_text(to_html(browser_view()))
     shot = tmp_path / "lineage.png"
     chromium(f"--screenshot={shot}", "--window-size=1300,450", page.as_uri())
     width, height, pixels = read_png(shot.read_bytes())
@@ -348,7 +362,7 @@ def test_chromium_opens_a_wide_upstream_picture_on_its_start(tmp_path: Path) -> 
     """The start of an upstream answer is drawn at the right end: a 1,400 px window shows it
     rather than the far end of the lineage (the canvas scrolls right to left)."""
     page = tmp_path / "lineage.html"
-    page.write_text(render.to_html(wide_upstream()))
+    page.write_text(to_html(wide_upstream()))
     shot = tmp_path / "lineage.png"
     chromium(f"--screenshot={shot}", "--window-size=1400,900", page.as_uri())
     colours = Counter(read_png(shot.read_bytes())[2])

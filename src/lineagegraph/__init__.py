@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # A submodule not imported yet (`from lineagegraph import lineage`) is the import
+    # A submodule not imported yet (`from lineagegraph import questions`) is the import
     # system's to load: answer before importing the API, which imports submodules itself.
     if name.startswith("_") or find_spec(f"{__name__}.{name}") is not None:
         raise AttributeError(name)

@@ -15,19 +15,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lineagegraph.answers import (
-    ColumnLineage,
-    ImpactAnswer,
-    Paths,
-    Traversal,
-    check,
-    columns,
-    downstream,
-    impact,
-    path,
-    traversal,
-    upstream,
-)
 from lineagegraph.errors import (
     ConfigError,
     HarvestError,
@@ -41,6 +28,19 @@ from lineagegraph.harvest.all import SourceResult, harvest_all, run_harvester
 from lineagegraph.harvest.base import Harvester, HarvestReport, Progress, Tick, no_progress
 from lineagegraph.harvest.registry import harvester, harvesters
 from lineagegraph.output import write_file
+from lineagegraph.questions.answers import (
+    ColumnLineage,
+    ImpactAnswer,
+    Paths,
+    Traversal,
+    check,
+    columns,
+    downstream,
+    impact,
+    path,
+    traversal,
+    upstream,
+)
 from lineagegraph.reports.orphans import Report, build_options, run_report
 from lineagegraph.settings import GraphSettings, Settings
 from lineagegraph.settings import load_settings as _load_settings

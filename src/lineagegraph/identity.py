@@ -619,7 +619,7 @@ def spark_transformation_urn(app_name: str, output_urn: str) -> str:
 # Systems whose assets' `name` is whole: a path's last segment (a file or folder name, whose
 # dots are no separators) or, on Snowflake, already the object's own name. Every other
 # system's name is a dotted table name (`db.schema.table`, `db.table`), whose trailing parts
-# are short names too (lineagegraph.lineage.resolve).
+# are short names too (lineagegraph.questions.lineage.resolve).
 WHOLE_NAME_SYSTEMS = frozenset(
     {"s3", "file", "gs", "gcs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "dbfs", "snowflake"}
 )

@@ -88,7 +88,7 @@ CheckStatus = Literal["pass", "warn", "fail", "error", "skipped"]
 RANK: dict[str, int] = {"skipped": 0, "pass": 1, "warn": 2, "error": 3, "fail": 4}
 """Statuses from best to worst. `error` (the check could not run) ranks below `fail` (it ran and
 found bad data); both block `lineagegraph check`. Stored on each :Check as `rank`
-(by the graph writer); lineagegraph.quality orders assets' quality by it."""
+(by the graph writer); lineagegraph.questions.quality orders assets' quality by it."""
 
 
 @dataclass(frozen=True, slots=True)

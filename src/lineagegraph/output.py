@@ -22,7 +22,7 @@ MIN_TEXT_WIDTH = 24
 cannot fit even so runs wider than the terminal rather than lose its names."""
 
 
-def render(
+def format_rows(
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
     fmt: str,

@@ -30,7 +30,7 @@ from names import chars, fuzz
 from s3_fixtures import client_for, new_bucket, s3_settings
 from snowflake_fixtures import Query, accessed, modified
 
-from lineagegraph import identity, lineage, render
+from lineagegraph import identity
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
@@ -39,8 +39,14 @@ from lineagegraph.harvest.s3 import harvest_s3
 from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_row
 from lineagegraph.harvest.snowflake.harvester import finish_run
 from lineagegraph.harvest.snowflake.stages import StageResolver
-from lineagegraph.lineage import Reached
 from lineagegraph.model import Asset, Flow
+from lineagegraph.questions import lineage
+from lineagegraph.questions.lineage import Reached
+from lineagegraph.render.as_json import to_json
+from lineagegraph.render.diagrams import to_dot, to_mermaid
+from lineagegraph.render.html_page import to_html
+from lineagegraph.render.text import reached_table, tree
+from lineagegraph.render.views import View, impact_view, paths_view, traversal_view
 from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import ReportOptions, run_report
 from lineagegraph.reports.pricing import default_price_table, load_prices
@@ -127,17 +133,17 @@ def test_s3_keys_round_trip_through_every_question(
         down = lineage.traverse(store, dataset, "downstream")
         assert [r.urn for r in down if r.distance == 1] == [target]
         start = lineage.start_asset(store, dataset)
-        check_views(render.traversal_view(start, down, "downstream"), [dataset, target])
+        check_views(traversal_view(start, down, "downstream"), [dataset, target])
         result = lineage.impact(store, dataset)
         assert {a.urn for a in result.assets} == {target, *ends}
-        check_views(render.impact_view(result), [dataset, *ends])
-        json.loads(render.to_json(result))
+        check_views(impact_view(result), [dataset, *ends])
+        json.loads(to_json(result))
     for end in ends[:2]:
         found_paths = lineage.paths(store, datasets[0], end)
         assert [p.assets[-1].urn for p in found_paths] == [end]
-        view = render.paths_view(found_paths, found_paths[0].assets[0], found_paths[0].assets[-1])
+        view = paths_view(found_paths, found_paths[0].assets[0], found_paths[0].assets[-1])
         check_views(view, [datasets[0], end])
-    check_views(render.traversal_view(lineage.start_asset(store, target), up, "upstream"),
+    check_views(traversal_view(lineage.start_asset(store, target), up, "upstream"),
                 datasets)  # fmt: skip
 
     # Orphan report: the table read every dataset, the files are left over.
@@ -166,9 +172,9 @@ def test_s3_keys_of_any_characters_are_stored_exactly(
     assert {d for [d] in part_of} <= folders
     start = Reached(f"s3://{bucket}", bucket, "s3", "Dataset", 0)
     reached = [Reached(urn, name, "s3", "File", 1, (), (start.urn,)) for urn, name in found]
-    check_views(render.traversal_view(start, reached, "downstream"), [u for u, _ in found])
-    render.reached_table(reached, "downstream")
-    assert json.loads(render.to_json(reached)) == json.loads(json.dumps(
+    check_views(traversal_view(start, reached, "downstream"), [u for u, _ in found])
+    reached_table(reached, "downstream")
+    assert json.loads(to_json(reached)) == json.loads(json.dumps(
         [dataclasses.asdict(r) for r in reached]))  # fmt: skip
     orphans(store, bucket)
     assert read(store, "RETURN 1") == [[1]], "the server still answers"
@@ -188,25 +194,25 @@ def orphans(store: GraphStore, bucket: str) -> dict[str, Any]:
     return document
 
 
-def check_views(view: render.View, urns: list[str]) -> None:
+def check_views(view: View, urns: list[str]) -> None:
     """Every format draws the view; the urns arrive exactly (JSON), escaped (HTML), as valid
     Graphviz and Mermaid."""
     assert set(urns) <= set(view.by_urn)
-    page = render.to_html(view)
+    page = to_html(view)
     for urn in urns:
         assert f"<td>{html.escape(urn)}</td>" in page
     assert not re.search(r"<(?!/?[a-z]|!DOCTYPE)", page), "a '<' from a name is escaped"
-    dot = render.to_dot(view)
+    dot = to_dot(view)
     if shutil.which("dot"):
         svg = subprocess.run(["dot", "-Tsvg"], input=dot.encode(), capture_output=True)
         assert svg.returncode == 0, svg.stderr.decode(errors="replace")
-    mermaid = render.to_mermaid(view)
+    mermaid = to_mermaid(view)
     node_line = re.compile(r'  n\d+(\["[^"\n\r]*"\]|\(\["[^"\n\r]*"\]\))')
     for line in mermaid.split("\n")[1:]:
         assert line.startswith(("  n", "  classDef ", "  class ", "  style ", "%% ")), line
         if re.match(r"  n\d+[\[(]", line):
             assert node_line.fullmatch(line), line
-    render.tree(view)
+    tree(view)
 
 
 # --- Snowflake identifiers through ACCESS_HISTORY rows -----------------------------------------
@@ -250,7 +256,7 @@ def test_snowflake_identifiers_round_trip(
     ups = lineage.traverse(store, urns[0], "upstream")
     assert {r.urn for r in ups} == {u for u, _ in want}
     start = lineage.start_asset(store, urns[0])
-    check_views(render.traversal_view(start, ups, "upstream"), [urns[0]])
+    check_views(traversal_view(start, ups, "upstream"), [urns[0]])
 
 
 def row_of(q: Query) -> tuple[Any, ...]:

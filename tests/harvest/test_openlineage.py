@@ -496,3 +496,27 @@ def test_an_event_the_store_refuses_keeps_no_other_event_out(
         [[status, refused]] = rows(store, "MATCH (r:HarvestRun) RETURN r.status, "
                                           "r.count_events_not_written")  # fmt: skip
     assert (status, refused) == ("partial", 2)
+
+
+def test_one_call_says_whether_serve_takes_an_event() -> None:
+    """EventMapper.sighting: an event's values, None for one that draws nothing, or the reason
+    it is refused; the facet problems it meets are not kept (ingestion reports them)."""
+    from lineagegraph.harvest.openlineage import EventError, EventMapper, EventTooLarge
+    from lineagegraph.settings import OpenLineageSettings
+
+    problems: list[str] = []
+    mapper = EventMapper(FoldRules(), problems, OpenLineageSettings(max_event_datasets=2))
+    complete = small_event("copy", "raw/a", "out/b")
+    complete["outputs"][0]["facets"] = {"schema": {"fields": "not a list"}}
+    taken = mapper.sighting(complete)
+    assert taken is not None and taken.run_id == "run-copy"
+    assert problems == []
+    job_event = {"eventTime": "2024-05-01T00:00:00Z", "job": {"namespace": "ns", "name": "j"}}
+    assert mapper.sighting(job_event) is None
+    start = {**small_event("copy", "raw/a", "out/b"), "eventType": "START", "run": {}}
+    with pytest.raises(EventError, match="run has no 'runId'"):
+        mapper.sighting(start)
+    with pytest.raises(EventError, match="is not a JSON object"):
+        mapper.sighting([complete])
+    with pytest.raises(EventTooLarge):
+        mapper.sighting(wide_event("wide", 2, 1))

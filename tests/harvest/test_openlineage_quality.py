@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
-from lineagegraph.quality import asset_quality
+from lineagegraph.questions.quality import asset_quality
 from lineagegraph.settings import GraphSettings
 
 ORDERS = "snowflake://acme/RAW.PUBLIC.ORDERS"

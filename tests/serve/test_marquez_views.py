@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from lineagegraph import lineage
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.model import Asset, Flow, Transformation
+from lineagegraph.questions import lineage
 from lineagegraph.serve import marquez
 
 T0 = 1_700_000_000_000

@@ -17,9 +17,9 @@ from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import Asset, Flow
 from lineagegraph.pipeline import harvest_run
+from lineagegraph.questions.status import HOUR_MS, Status, graph_status
 from lineagegraph.serve.metrics import FactsCache
 from lineagegraph.settings import GraphSettings
-from lineagegraph.status import HOUR_MS, Status, graph_status
 
 T0 = 1_700_000_000_000
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]

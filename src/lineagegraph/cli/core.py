@@ -10,16 +10,15 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, cli
+from lineagegraph.cli.common import format_option, output_option, pass_app
 from lineagegraph.errors import ConfigError, QueryError
 from lineagegraph.graph import embedded
 from lineagegraph.graph.statements import statement, statement_names
 from lineagegraph.graph.store_files import DamagedStore
-from lineagegraph.output import FORMATS, human_times, render, time_text, write_file
+from lineagegraph.output import FORMATS, format_rows, human_times, time_text, write_file
 from lineagegraph.pipeline import now_ms
-from lineagegraph.status import graph_status
+from lineagegraph.questions.status import graph_status
 from lineagegraph.store_check import require_existing_store
-
-pass_app = click.make_pass_decorator(App)
 
 
 @cli.command()
@@ -86,10 +85,7 @@ def doctor(app: App, repair: bool) -> None:
     "--max-age-hours", default=26.0, show_default=True,
     help="Flag a source whose last successful harvest is older than this.",
 )  # fmt: skip
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-    help="Output format.",
-)  # fmt: skip
+@format_option(["table", "json"], "Output format.")
 @pass_app
 def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
     """Show what the graph holds: assets, lineage coverage, data quality, freshness, harvests.
@@ -110,29 +106,29 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         click.echo("no assets yet: run a harvest (lineagegraph harvest --help)")
     else:
         rows = [[a["kind"], a["system"], a["assets"], a["deleted"]] for a in facts.assets]
-        click.echo(render(["kind", "system", "assets", "soft-deleted"], rows, "table"))
+        click.echo(format_rows(["kind", "system", "assets", "soft-deleted"], rows, "table"))
     if facts.coverage:
         click.echo("\nlineage coverage (assets with any lineage):")
         rows = [[c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
                 for c in facts.coverage]  # fmt: skip
-        click.echo(render(["kind", "assets", "with lineage", "share"], rows, "table"))
+        click.echo(format_rows(["kind", "assets", "with lineage", "share"], rows, "table"))
     if any(facts.quality.values()):
         click.echo(f"\ndata quality: {facts.failing_assets} failing asset(s) (fail or error)")
         rows = [[quality, count] for quality, count in facts.quality.items()]
-        click.echo(render(["quality", "assets with checks"], rows, "table"))
+        click.echo(format_rows(["quality", "assets with checks"], rows, "table"))
     if facts.freshness:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
         rows = [[f["system"], f["scope"], time_text(f["last_success"]), f["age_hours"],
                  "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
         columns = ["system", "scope", "last success", "age h", "state"]
-        click.echo(render(columns, rows, "table"))
+        click.echo(format_rows(columns, rows, "table"))
     if facts.runs:
         click.echo("\nrecent harvests:")
         rows = [[r["system"], r["scope"], r["status"], time_text(r["started"]),
                  time_text(r["finished"]), time_text(r["watermark"]), r["error"]]
                 for r in facts.runs]  # fmt: skip
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
-        click.echo(render(cols, rows, "table"))
+        click.echo(format_rows(cols, rows, "table"))
 
 
 @cli.command()
@@ -147,14 +143,8 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
 @click.option(
     "--write", is_flag=True, help="Allow the query to change the graph (read-only otherwise)."
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-    help="Output format.",
-)  # fmt: skip
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the result to this file instead of the terminal.",
-)  # fmt: skip
+@format_option(FORMATS, "Output format.")
+@output_option("Write the result to this file instead of the terminal.")
 @click.option(
     "--epoch-ms", is_flag=True,
     help="Keep times as epoch milliseconds in table and markdown output (json and csv always "
@@ -204,7 +194,7 @@ def query(
         if epoch_ms or fmt in ("json", "csv")
         else human_times(result.columns, result.rows)
     )
-    rendered = render(result.columns, rows, fmt)
+    rendered = format_rows(result.columns, rows, fmt)
     if output:
         write_file(output, rendered + "\n")
         click.echo(f"wrote {len(result.rows)} rows to {output}", err=True)

@@ -7,11 +7,10 @@ from pathlib import Path
 import click
 
 from lineagegraph.cli.app import App
+from lineagegraph.cli.common import pass_app
 from lineagegraph.cli.harvesting import harvest, harvest_with
 from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.settings import with_overrides
-
-pass_app = click.make_pass_decorator(App)
 
 
 @harvest.command("dbt")

@@ -13,7 +13,7 @@ import click
 
 from lineagegraph.cli.app import cli
 from lineagegraph.output import terminal_width
-from lineagegraph.render import impact_text, paths_text
+from lineagegraph.render.text import impact_text, paths_text
 
 if TYPE_CHECKING:  # the demo brings the Snowflake connector and boto3: imported when run
     from lineagegraph.demo.run import DemoResult

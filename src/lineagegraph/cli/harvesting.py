@@ -6,15 +6,14 @@ from __future__ import annotations
 import click
 
 from lineagegraph.cli.app import App, LineageGroup, cli
+from lineagegraph.cli.common import pass_app
 from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.all import SourceResult, harvest_all, run_harvester
 from lineagegraph.harvest.base import Harvester, HarvestReport
 from lineagegraph.harvest.registry import harvesters
-from lineagegraph.output import render
+from lineagegraph.output import format_rows
 from lineagegraph.settings import Settings
-
-pass_app = click.make_pass_decorator(App)
 
 
 class HarvestGroup(LineageGroup):
@@ -107,7 +106,7 @@ def list_sources(app: App) -> None:
     for name, harvester in harvesters().items():
         reason = harvester.not_configured(app.settings)
         rows.append([name, "yes" if reason is None else f"no ({reason})", harvester.needs])
-    click.echo(render(["source", "configured", "settings"], rows, "table"))
+    click.echo(format_rows(["source", "configured", "settings"], rows, "table"))
 
 
 @harvest.command("all")

@@ -1,31 +1,31 @@
 """path, upstream, downstream, impact and columns: the lineage questions (issue 6).
 
-Each command resolves what the user typed to a urn, asks lineagegraph.lineage, and prints the
-answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTML page.
+Each command resolves what the user typed to a urn, asks lineagegraph.questions.lineage, and prints
+the answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTML page.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from lineagegraph import answers, lineage
 from lineagegraph.cli.app import App, cli
+from lineagegraph.cli.common import (
+    NAME_HELP,
+    emit,
+    format_option,
+    output_option,
+    pass_app,
+    read_store,
+)
 from lineagegraph.errors import UsageError
-from lineagegraph.graph.store import GraphStore
-from lineagegraph.lineage import Direction
-from lineagegraph.output import write_file
-from lineagegraph.render import FORMATS
-from lineagegraph.store_check import require_existing_store
-
-pass_app = click.make_pass_decorator(App)
-
-NAME_HELP = "a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table)"
+from lineagegraph.questions import answers, lineage
+from lineagegraph.questions.lineage import Direction
+from lineagegraph.render.formats import FORMATS
 
 
 def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -33,14 +33,10 @@ def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--include-deleted", is_flag=True, help="Also follow and show soft-deleted assets."
     )(func)
-    func = click.option(
-        "-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
-        help="Write to this file instead of the terminal (e.g. lineage.html).",
-    )(func)  # fmt: skip
-    return click.option(
-        "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-        help="table/tree for the terminal, json for programs, mermaid/dot/html for a picture.",
-    )(func)  # fmt: skip
+    func = output_option("Write to this file instead of the terminal (e.g. lineage.html).")(func)
+    return format_option(
+        FORMATS, "table/tree for the terminal, json for programs, mermaid/dot/html for a picture."
+    )(func)
 
 
 def refuse_page_on_terminal(fmt: str, output: Path | None) -> None:
@@ -51,23 +47,6 @@ def refuse_page_on_terminal(fmt: str, output: Path | None) -> None:
             "--format html makes a web page: write it to a file with -o lineage.html "
             "(or redirect stdout), then open it in a browser"
         )
-
-
-@contextmanager
-def read_store(app: App) -> Iterator[GraphStore]:
-    """The store of a read command: one that must already exist (store_check)."""
-    require_existing_store(app.settings)
-    with app.store() as store:
-        yield store
-
-
-def emit(text: str, output: Path | None) -> None:
-    """Print, or write the whole file (or nothing: output.write_file)."""
-    if output is None:
-        click.echo(text)
-        return
-    write_file(output, text + "\n")
-    click.echo(f"wrote {output}", err=True)
 
 
 def _traversal_command(direction: Direction) -> Callable[..., None]:

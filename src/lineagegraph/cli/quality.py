@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import click
 
-from lineagegraph import lineage
 from lineagegraph.cli.app import App, cli
-from lineagegraph.cli.lineage import NAME_HELP, read_store
+from lineagegraph.cli.common import NAME_HELP, format_option, pass_app, read_store
 from lineagegraph.errors import ChecksFailed
-from lineagegraph.gate import failure_summary, quality_gate
-
-pass_app = click.make_pass_decorator(App)
+from lineagegraph.questions import lineage
+from lineagegraph.questions.gate import failure_summary, quality_gate
 
 
 @cli.command()
@@ -19,10 +17,7 @@ pass_app = click.make_pass_decorator(App)
     "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.MAX_DEPTH,
     show_default=True, help="How many hops upstream to look.",
 )  # fmt: skip
-@click.option(
-    "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
-    help="table for people, json for programs.",
-)  # fmt: skip
+@format_option(["table", "json"], "table for people, json for programs.")
 @pass_app
 def check(app: App, name: str, depth: int, fmt: str) -> None:
     """Exit 6 when NAME, or anything upstream of it, has a failing data-quality check.

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, cli
-from lineagegraph.cli.lineage import emit, read_store
+from lineagegraph.cli.common import emit, format_option, output_option, pass_app, read_store
 from lineagegraph.output import FORMATS, terminal_width
 from lineagegraph.reports.orphans import (
     GROUPINGS,
@@ -19,8 +19,6 @@ from lineagegraph.reports.orphans import (
     parse_time,
     run_report,
 )
-
-pass_app = click.make_pass_decorator(App)
 
 
 class TimeParam(click.ParamType):
@@ -90,22 +88,13 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
             metavar="N",
             help="How many datasets to rank by cost (default: [reports] top_n, 10).",
         ),
-        click.option(
-            "--format",
-            "fmt",
-            type=click.Choice(FORMATS),
-            default="table",
-            show_default=True,
-            help="csv holds the rows only; table, markdown and json the whole report. json "
+        format_option(
+            FORMATS,
+            "csv holds the rows only; table, markdown and json the whole report. json "
             "and csv carry exact amounts as decimal strings (USD to 1e-9, adding up to the "
             "total); table and markdown show $ amounts and sizes for people.",
         ),
-        click.option(
-            "-o",
-            "--output",
-            type=click.Path(path_type=Path, dir_okay=False),
-            help="Write the report to this file (whole or not at all).",
-        ),
+        output_option("Write the report to this file (whole or not at all)."),
     ]
     for option in reversed(options):
         func = option(func)

@@ -5,13 +5,11 @@ from __future__ import annotations
 import click
 
 from lineagegraph.cli.app import App
+from lineagegraph.cli.common import pass_app
 from lineagegraph.cli.harvesting import harvest, harvest_with, show
 from lineagegraph.cli.progress import tick_line
 from lineagegraph.errors import HarvestError
 from lineagegraph.settings import with_overrides
-
-pass_app = click.make_pass_decorator(App)
-
 
 _ENDPOINT = click.option(
     "--endpoint-url",

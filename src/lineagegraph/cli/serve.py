@@ -7,10 +7,9 @@ import contextlib
 import click
 
 from lineagegraph.cli.app import App, cli
+from lineagegraph.cli.common import pass_app
 from lineagegraph.errors import Interrupted
 from lineagegraph.settings import with_overrides
-
-pass_app = click.make_pass_decorator(App)
 
 
 @cli.command("serve")

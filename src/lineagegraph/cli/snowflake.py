@@ -5,10 +5,9 @@ from __future__ import annotations
 import click
 
 from lineagegraph.cli.app import App
+from lineagegraph.cli.common import pass_app
 from lineagegraph.cli.harvesting import harvest, harvest_with
 from lineagegraph.settings import with_overrides
-
-pass_app = click.make_pass_decorator(App)
 
 
 @harvest.command("snowflake")

@@ -7,12 +7,11 @@ from pathlib import Path
 import click
 
 from lineagegraph.cli.app import App
+from lineagegraph.cli.common import pass_app
 from lineagegraph.cli.harvesting import harvest, harvest_with
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.openlineage import OpenLineageHarvester
 from lineagegraph.harvest.spark import SparkHarvester
-
-pass_app = click.make_pass_decorator(App)
 
 
 @harvest.command("spark")

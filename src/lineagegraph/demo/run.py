@@ -24,8 +24,8 @@ from lineagegraph.demo.account_usage import AccountUsage, Query, accessed, ddl, 
 from lineagegraph.errors import ConfigError, HarvestError, LineageGraphError
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.identity import column_urn, s3_file_urn, snowflake_urn
-from lineagegraph.lineage import Impact, LineagePath, impact, paths
 from lineagegraph.pipeline import now_ms
+from lineagegraph.questions.lineage import Impact, LineagePath, impact, paths
 from lineagegraph.reports.orphans import Report, build_options, run_report
 from lineagegraph.settings import Settings
 

@@ -314,6 +314,39 @@ class EventMapper:
                 out.extend(results)
         return Sighting(at, run_id, out) if out else None
 
+    def sighting(self, event: Any, where: str = "event") -> Sighting | None:
+        """What `serve` asks before spooling an event: its values (None when it draws nothing:
+        a JobEvent, a DatasetEvent, a run event with no checks), or an EventError (an
+        EventTooLarge over the caps) with the reason. Stricter than a harvest on events that
+        draw no lineage (each needs its eventTime, runId and job), so that whatever is accepted
+        is ingested without a problem; a broken facet is dropped, reported at ingestion."""
+        if not isinstance(event, dict):
+            raise EventError("is not a JSON object")
+        kind = event.get("eventType")
+        mark = len(self.problems)
+        try:
+            if kind is None and ("job" in event or "dataset" in event):
+                named = "job" if "job" in event else "dataset"
+                _require(event.get(named), "namespace", str, named)
+                _require(event.get(named), "name", str, named)
+                event_time_ms(_require(event, "eventTime", str, "the event"))
+                return None  # a JobEvent or DatasetEvent: accepted, no lineage (nothing ran)
+            if not isinstance(kind, str) or kind not in EVENT_TYPES:
+                raise EventError(
+                    f"eventType {kind!r:.60} is not one of {', '.join(sorted(EVENT_TYPES))}"
+                )
+            if kind == "COMPLETE":
+                return self.pieces(Located(where, event))
+            event_time_ms(_require(event, "eventTime", str, "the event"))
+            _require(event.get("run"), "runId", str, "run")
+            _require(event.get("job"), "namespace", str, "job")
+            _require(event.get("job"), "name", str, "job")
+            return self.checks(Located(where, event))  # its assertions become checks
+        except identity.IdentityError as exc:
+            raise EventError(str(exc)) from None
+        finally:
+            del self.problems[mark:]
+
     def _check_size(self, event: dict[str, Any]) -> None:
         """Refuse an event listing more than `max_datasets` datasets before mapping any."""
         inputs, outputs = event.get("inputs"), event.get("outputs")

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from lineagegraph import gc_pause
 from lineagegraph.graph.store import GraphStore, chunks
-from lineagegraph.output import render, size_text, usd_text
+from lineagegraph.output import format_rows, size_text, usd_text
 from lineagegraph.reports.globs import Glob, exclusion_globs
 from lineagegraph.reports.pricing import (
     GB,
@@ -291,7 +291,7 @@ class Report:
         if fmt == "json":  # exact amounts as decimal strings: a JSON number reads as a float
             return json.dumps(self._document(), indent=2, ensure_ascii=False, default=_exact)
         if fmt == "csv":
-            return render(self.columns, self.rows, "csv")
+            return format_rows(self.columns, self.rows, "csv")
         o = self.options
         about = [
             f"excluded keys: {', '.join(g.text for g in o.excludes)}",
@@ -307,7 +307,7 @@ class Report:
         table = fmt == "table"
         total = _total_line(self.totals)
         rows, top_rows = (
-            render(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=width)
+            format_rows(*_for_people(c, r, table), fmt, right_aligned=AMOUNTS, width=width)
             for c, r in ((self.columns, self.rows), (self.top_columns, self.top_rows))
         )
         top = f"Top {o.top_n} datasets by monthly cost"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -20,11 +21,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from lineagegraph import __version__, lineage
+from lineagegraph import __version__
 from lineagegraph.errors import LineageGraphError, StoreError
-from lineagegraph.lineage import Direction
-from lineagegraph.serve import explorer, listings, marquez, questions, reports
+from lineagegraph.questions import answers, lineage
+from lineagegraph.questions.lineage import Direction
+from lineagegraph.serve import listings, marquez, reports
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
+from lineagegraph.serve.explorer import routes as explorer_routes
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import FactsCache, Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
@@ -39,8 +42,8 @@ log = logging.getLogger(__name__)
 JSON_TYPES = ("application/json", "application/vnd.openlineage+json")
 
 
-# Bodies up to this size are checked on the event loop (~0.03 ms per KiB): cheaper than a hop
-# to a worker thread, and short enough not to hold up other requests; larger ones go to a thread.
+# Bodies up to this size are checked on the event loop: cheaper than a hop to a worker thread,
+# and short enough not to hold up other requests (docs/benchmarks.md); larger ones go to a thread.
 INLINE_BYTES = 64 * 2**10
 
 
@@ -165,8 +168,8 @@ def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]
             deleted = flag_param(request, "include_deleted")
         except BadRequest as exc:
             return error(exc.status, str(exc))
-        return await answer(request, questions.traversal, settings, name, direction, depth,
-                            deleted)  # fmt: skip
+        question = partial(answers.traversal, depth=depth, include_deleted=deleted)
+        return await answer(request, question, settings, name, direction, respond=_as_json)
 
     return route
 
@@ -178,7 +181,8 @@ async def get_impact(request: Request) -> Response:
         deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, questions.impact, settings, name, deleted)
+    question = partial(answers.impact, include_deleted=deleted)
+    return await answer(request, question, settings, name, respond=_as_json)
 
 
 async def get_path(request: Request) -> Response:
@@ -187,8 +191,14 @@ async def get_path(request: Request) -> Response:
         source, target, depth, deleted = path_params(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, questions.path, settings, source, target, depth,
-                        deleted)  # fmt: skip
+    question = partial(answers.path, depth=depth, include_deleted=deleted)
+    return await answer(request, question, settings, source, target, respond=_as_json)
+
+
+def _as_json(value: answers.Traversal | answers.ImpactAnswer | answers.Paths) -> Response:
+    """The answer as `lineagegraph upstream|downstream|impact|path --format json` prints it,
+    so a program can move between the CLI, the Python API and these routes."""
+    return Response(value.render("json"), media_type="application/json")
 
 
 async def healthz(request: Request) -> Response:
@@ -278,7 +288,7 @@ def create_app(service: Service) -> ASGIApp:
         Route("/healthz", healthz, methods=["GET"]),
         Route("/metrics", get_metrics, methods=["GET"]),
         Route("/openapi.json", openapi, methods=["GET"]),
-        *explorer.ROUTES,
+        *explorer_routes.ROUTES,
     ]
     handlers: dict[Any, Callable[[Request, Exception], Awaitable[Response]]] = {
         HTTPException: _http_error,

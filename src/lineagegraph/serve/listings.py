@@ -27,7 +27,7 @@ from starlette.responses import Response
 from lineagegraph import identity
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import FoldRules, IdentityError
-from lineagegraph.lineage import suggest
+from lineagegraph.questions.lineage import suggest
 from lineagegraph.serve import marquez
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error

@@ -26,7 +26,7 @@ from typing import Any, Literal
 from lineagegraph import identity
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import FoldRules
-from lineagegraph.lineage import suggest
+from lineagegraph.questions.lineage import suggest
 
 NodeType = Literal["DATASET", "JOB"]
 DEFAULT_DEPTH = 20

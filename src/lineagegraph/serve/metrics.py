@@ -2,8 +2,8 @@
 
 Two parts. The graph's facts (assets by system and kind, lineage coverage, each source's
 freshness and stale flag, data quality) are read by the library's
-`lineagegraph.status.graph_status`, the same numbers as `lineagegraph status`; that scans the
-whole graph (seconds at a million assets), so one scan serves every scrape for
+`lineagegraph.questions.status.graph_status`, the same numbers as `lineagegraph status`; that
+scans the whole graph (seconds at a million assets), so one scan serves every scrape for
 `[serve] metrics_ttl_seconds`. The service's own counts (events accepted, rejected, waiting and
 ingested, graph scans) and a request-latency histogram are live, in a registry of this app,
 never prometheus-client's process-wide one.
@@ -27,9 +27,9 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from lineagegraph.pipeline import now_ms
+from lineagegraph.questions.status import Status, graph_status
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
-from lineagegraph.status import Status, graph_status
 
 if TYPE_CHECKING:
     from lineagegraph.serve.app import Service

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from lineagegraph import __version__, lineage
+from lineagegraph import __version__
 from lineagegraph.harvest.openlineage import EVENT_TYPES
+from lineagegraph.questions import lineage
 from lineagegraph.reports.orphans import GROUPINGS, ORDERS
 from lineagegraph.serve import listings, marquez, reports
-from lineagegraph.serve.explore import MAX_EXPANDED, SIDES
+from lineagegraph.serve.explorer.pictures import MAX_EXPANDED, SIDES
 
 # What a node id, a namespace and a name look like, as the routes check them.
 NAMESPACE = r"^[A-Za-z][A-Za-z0-9+.-]*(://[A-Za-z0-9.-]+(:[0-9]{1,5})?)?$"

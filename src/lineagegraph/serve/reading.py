@@ -10,8 +10,9 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from lineagegraph import lineage, render
 from lineagegraph.errors import LineageGraphError, StoreError
+from lineagegraph.questions import lineage
+from lineagegraph.render.as_json import to_json
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.store_check import EmptyGraph
@@ -55,7 +56,7 @@ def path_params(request: Request) -> tuple[str, str, int, bool]:
 
 
 def json_response(value: Any) -> Response:
-    return Response(render.to_json(value), media_type="application/json")
+    return Response(to_json(value), media_type="application/json")
 
 
 async def answer(

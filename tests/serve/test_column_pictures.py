@@ -12,7 +12,7 @@ from explorer_fixtures import CTRL, DAILY, IMG, ORDERS, events
 
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
-from lineagegraph.serve import column_view
+from lineagegraph.serve.explorer import column_pictures
 from lineagegraph.settings import GraphSettings, Settings
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -23,11 +23,11 @@ def test_a_full_box_lists_the_columns_with_lineage_first(
 ) -> None:
     source = tmp_path / "events.jsonl"
     source.write_text("".join(json.dumps(e) + "\n" for e in events()), encoding="utf-8")
-    monkeypatch.setattr(column_view, "MAX_COLUMNS", 2)
+    monkeypatch.setattr(column_pictures, "MAX_COLUMNS", 2)
     with open_store(GraphSettings(data_dir=tmp_path / "store")) as store:
         store.init_schema()
         harvest_openlineage(store, source, full=True)
-        view = column_view.columns(store, Settings(), ORDERS, "downstream", 1, False)
+        view = column_pictures.columns(store, Settings(), ORDERS, "downstream", 1, False)
     # ORDERS has four columns, three with lineage on the picture: two of those are listed
     # (by name); DAILY_SALES's three all feed from ORDERS, so the first two by name
     assert [(c["asset"], c["name"]) for c in view["columns"]] == [

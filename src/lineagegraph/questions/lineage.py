@@ -30,7 +30,7 @@ from lineagegraph.identity import (
     snowflake_urn,
     split_column_urn,
 )
-from lineagegraph.quality import asset_quality
+from lineagegraph.questions.quality import asset_quality
 from lineagegraph.settings import Settings
 from lineagegraph.store_check import require_assets
 
@@ -82,8 +82,8 @@ class Reached:
     transformations on the edges that reached it. `linked_from` are other nodes of the answer
     with a direct edge to it that did not reach it first (e.g. a table feeding both a mart and
     that mart's source). Together they draw the answer's picture. `quality` is an asset's
-    latest data quality (lineagegraph.quality: pass, warn, error, fail or unknown); None for
-    columns.
+    latest data quality (lineagegraph.questions.quality: pass, warn, error, fail or
+    unknown); None for columns.
     """
 
     urn: str

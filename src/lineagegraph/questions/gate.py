@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.lineage import MAX_DEPTH, Reached, start_asset, traverse
-from lineagegraph.output import render, time_text
-from lineagegraph.quality import BLOCKING, CheckState, checks_of
-from lineagegraph.render import to_json
+from lineagegraph.output import format_rows, time_text
+from lineagegraph.questions.lineage import MAX_DEPTH, Reached, start_asset, traverse
+from lineagegraph.questions.quality import BLOCKING, CheckState, checks_of
+from lineagegraph.render.as_json import to_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +80,7 @@ def gate_text(answer: GateAnswer) -> str:
         for g in answer.checks
     ]  # fmt: skip
     columns = ["distance", "status", "check", "system", "failures", "at", "tested"]
-    return head + "\n" + render(columns, rows, "table")
+    return head + "\n" + format_rows(columns, rows, "table")
 
 
 def failure_summary(answer: GateAnswer) -> str:

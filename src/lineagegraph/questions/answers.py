@@ -10,11 +10,14 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from functools import partial
 
-from lineagegraph import lineage, render
-from lineagegraph.gate import GateAnswer, quality_gate
 from lineagegraph.graph.base import GraphStore
-from lineagegraph.lineage import Direction, Impact, PathAnswer, Reached
-from lineagegraph.render import PICTURE_FORMATS
+from lineagegraph.questions import lineage
+from lineagegraph.questions.gate import GateAnswer, quality_gate
+from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.render.as_json import to_json
+from lineagegraph.render.formats import PICTURE_FORMATS, picture
+from lineagegraph.render.text import impact_text, paths_text, reached_table, tree
+from lineagegraph.render.views import columns_view, impact_view, paths_view, traversal_view
 from lineagegraph.settings import Settings
 
 
@@ -29,18 +32,18 @@ class Traversal:
 
     def render(self, fmt: str) -> str:
         start, reached, direction, depth = self.start, self.assets, self.direction, self.depth
-        view = render.traversal_view(start, reached, direction)
+        view = traversal_view(start, reached, direction)
         if fmt == "json":
-            return render.to_json({"start": start, "direction": direction, "depth": depth,
+            return to_json({"start": start, "direction": direction, "depth": depth,
                                    "assets": reached})  # fmt: skip
         if fmt in PICTURE_FORMATS:
-            return render.picture(view, fmt)
+            return picture(view, fmt)
         if not reached:
             return f"nothing {direction} of {start.urn} within {depth} hop(s)"
         if fmt == "tree":
-            return render.tree(view)
+            return tree(view)
         header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
-        return header + "\n" + render.reached_table(reached, direction)
+        return header + "\n" + reached_table(reached, direction)
 
 
 @dataclass
@@ -60,18 +63,18 @@ class Paths:
         stderr, so that a terminal shows them once)."""
         found, notes = self.answer.paths, self.answer.notes
         if fmt == "json":
-            return render.to_json({"from": self.start, "to": self.end, "depth": self.depth,
+            return to_json({"from": self.start, "to": self.end, "depth": self.depth,
                                    "paths": found, "notes": notes})  # fmt: skip
         if fmt in PICTURE_FORMATS:
-            view = render.paths_view(found, self.start, self.end)
+            view = paths_view(found, self.start, self.end)
             view.note = " ".join(notes)
-            return render.picture(view, fmt)
+            return picture(view, fmt)
         if not found:
             none = f"no path from {self.answer.src} to {self.answer.dst} within {self.depth} hop(s)"
             if self.reverse:
                 none += f"; one runs the other way: path {self.answer.dst} {self.answer.src}"
             return none
-        return "\n".join([*(notes if notes_shown else ()), render.paths_text(found)])
+        return "\n".join([*(notes if notes_shown else ()), paths_text(found)])
 
 
 @dataclass
@@ -82,12 +85,12 @@ class ImpactAnswer:
 
     def render(self, fmt: str) -> str:
         if fmt == "json":
-            return render.to_json(self.impact)
+            return to_json(self.impact)
         if fmt in PICTURE_FORMATS:
-            return render.picture(render.impact_view(self.impact), fmt)
+            return picture(impact_view(self.impact), fmt)
         if fmt == "tree":
-            return render.tree(render.impact_view(self.impact))
-        return render.impact_text(self.impact)
+            return tree(impact_view(self.impact))
+        return impact_text(self.impact)
 
 
 @dataclass
@@ -102,13 +105,13 @@ class ColumnLineage:
         found, depth, urn = self.found, self.depth, self.start.urn
         up, down = found.get("upstream", []), found.get("downstream", [])
         if fmt == "json":
-            return render.to_json({"column": self.start, "depth": depth, **found})
+            return to_json({"column": self.start, "depth": depth, **found})
         if fmt in PICTURE_FORMATS:
-            return render.picture(render.columns_view(self.start, up, down), fmt)
+            return picture(columns_view(self.start, up, down), fmt)
         if fmt == "tree":
-            return render.tree(render.columns_view(self.start, up, down))
+            return tree(columns_view(self.start, up, down))
         return "\n\n".join(
-            f"{d} of {urn}: {len(items)} column(s)\n" + render.reached_table(items, d)
+            f"{d} of {urn}: {len(items)} column(s)\n" + reached_table(items, d)
             if items else f"nothing {d} of {urn} within {depth} hop(s)"
             for d, items in found.items()
         )  # fmt: skip

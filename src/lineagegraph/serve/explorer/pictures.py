@@ -1,7 +1,7 @@
-"""What the browser explorer asks (lineagegraph.serve.explorer): suggestions as a name is typed,
-the lineage picture of an asset grown by the nodes clicked, the paths between two assets, and
-an asset's page. Pictures are drawn here, by render.py's layout, as SVG: the page needs no
-layout library and fetches nothing from anywhere else."""
+"""What the browser explorer asks (lineagegraph.serve.explorer.routes): suggestions as a name
+is typed, the lineage picture of an asset grown by the nodes clicked, the paths between two
+assets, and an asset's page. Pictures are drawn here, by lineagegraph.render.svg, as SVG: the
+page needs no layout library and fetches nothing from anywhere else."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, Literal
 
-from lineagegraph import lineage, render
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.quality import checks_of
+from lineagegraph.questions import answers, lineage
+from lineagegraph.questions.quality import checks_of
+from lineagegraph.render.style import QUALITY_COLOURS, colour, shows_quality
+from lineagegraph.render.svg import to_svg
+from lineagegraph.render.views import View, impact_view, paths_view, traversal_view, trim
 from lineagegraph.settings import Settings
 
 Side = Literal["upstream", "downstream", "both", "impact"]
@@ -41,7 +44,7 @@ def graph(
 def lineage_view(
     store: GraphStore, settings: Settings, name: str, side: Side, depth: int,
     include_deleted: bool, expanded: Sequence[str] = (),
-) -> render.View:  # fmt: skip
+) -> View:  # fmt: skip
     """`name`'s lineage, plus one hop both ways around each expanded node that is on it (a
     transformation is not an asset and has no lineage of its own to grow)."""
     urn = lineage.resolve(store, settings, name)
@@ -53,22 +56,22 @@ def lineage_view(
     return found
 
 
-def _around(store: GraphStore, urn: str, side: Side, depth: int, deleted: bool) -> render.View:
+def _around(store: GraphStore, urn: str, side: Side, depth: int, deleted: bool) -> View:
     if side == "impact":
         found = lineage.impact(store, urn, depth=depth, include_deleted=deleted)
-        return render.impact_view(found)
+        return impact_view(found)
     start = lineage.start_asset(store, urn, include_deleted=deleted)
     views = [
-        render.traversal_view(
+        traversal_view(
             start, lineage.traverse(store, urn, d, depth=depth, include_deleted=deleted), d
         )
         for d in (("upstream", "downstream") if side == "both" else (side,))
     ]
     title = f"{side} of {urn}" if side != "both" else f"lineage of {urn}"
-    return _union(render.View(title, [], []), [(v, 0) for v in views])
+    return _union(View(title, [], []), [(v, 0) for v in views])
 
 
-def _union(base: render.View, more: Sequence[tuple[render.View, int]]) -> render.View:
+def _union(base: View, more: Sequence[tuple[View, int]]) -> View:
     """`base` with the nodes and edges of other views added, each view's levels shifted by its
     offset; a node already drawn keeps its place, and there is one start (the first)."""
     nodes, edges = list(base.nodes), list(base.edges)
@@ -85,7 +88,7 @@ def _union(base: render.View, more: Sequence[tuple[render.View, int]]) -> render
             if (edge.src, edge.dst) not in linked:
                 linked.add((edge.src, edge.dst))
                 edges.append(edge)
-    return render.View(base.title, nodes, edges, note=base.note)
+    return View(base.title, nodes, edges, note=base.note)
 
 
 def paths(
@@ -93,32 +96,30 @@ def paths(
     include_deleted: bool, by_system: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """The picture of every path from `source` to `target` (the CLI's `path`)."""
-    src = lineage.resolve(store, settings, source)
-    dst = lineage.resolve(store, settings, target)
-    found = lineage.paths_between(store, src, dst, depth, include_deleted=include_deleted)
-    ends = [lineage.start_asset(store, u, include_deleted=include_deleted)
-            for u in (found.src, found.dst)]  # fmt: skip
-    view = render.paths_view(found.paths, *ends)
+    asked = answers.path(store, settings, source, target, depth=depth,
+                         include_deleted=include_deleted)  # fmt: skip
+    found = asked.answer
+    view = paths_view(found.paths, asked.start, asked.end)
     notes = list(found.notes) or ([] if found.paths else [f"no path within {depth} hops"])
     view.note = "; ".join(notes)
     return answer(view, by_system) | {"paths": len(found.paths)}
 
 
 def answer(
-    view: render.View, by_system: bool = False, draw: Callable[[render.View], str] = render.to_svg
+    view: View, by_system: bool = False, draw: Callable[[View], str] = to_svg
 ) -> dict[str, Any]:
     """A picture for the page: its SVG (drawn by `draw` from the view as shown), what is on it
     (for clicks; `nodes` in the order drawn) and the legend of its colours: by quality once any
     asset on it has one (as the CLI's pictures), or by system."""
-    shown = render.trim(view)
+    shown = trim(view)
     if by_system:
         plain = [replace(n, quality=None) for n in shown.nodes]
-        shown = render.View(shown.title, plain, shown.edges, shown.note, shown.hidden)
-    by_quality = render.shows_quality(shown)
+        shown = View(shown.title, plain, shown.edges, shown.note, shown.hidden)
+    by_quality = shows_quality(shown)
     legend = (
-        [{"label": q, "colour": c} for q, c in render.QUALITY_COLOURS.items()]
+        [{"label": q, "colour": c} for q, c in QUALITY_COLOURS.items()]
         if by_quality
-        else [{"label": s or "?", "colour": render.colour(s or None)}
+        else [{"label": s or "?", "colour": colour(s or None)}
               for s in sorted({n.system or "" for n in shown.nodes})]
     )  # fmt: skip
     nodes = [

@@ -9,7 +9,7 @@ import pytest
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import RANK, Asset, CheckResult, CheckStatus, Column, Item
-from lineagegraph.quality import asset_quality, checks_of, quality_counts, worst
+from lineagegraph.questions.quality import asset_quality, checks_of, quality_counts, worst
 
 T0 = 1_700_000_000_000
 ORDERS = "snowflake://acme/RAW.PUBLIC.ORDERS"

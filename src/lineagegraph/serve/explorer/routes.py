@@ -1,5 +1,5 @@
 """The lineage explorer in the browser: one page at `/`, its script and style sheet, and the
-JSON reads it calls under /api/v1/explore (lineagegraph.serve.explore answers them).
+JSON reads it calls under /api/v1/explore (lineagegraph.serve.explorer.pictures answers them).
 
 The page and its files are static and need no token; the reads go through the same token rule
 as the rest of /api (the page keeps a token typed into it in sessionStorage and sends it as a
@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from lineagegraph import lineage
-from lineagegraph.serve import column_view, explore
+from lineagegraph.questions import lineage
 from lineagegraph.serve.events import BadRequest
+from lineagegraph.serve.explorer import column_pictures, pictures
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.reading import answer, flag_param, int_param, path_params, text_param
 
@@ -58,24 +58,24 @@ async def suggest(request: Request) -> Response:
         text = text_param(request, "q")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, explore.suggest, text)
+    return await answer(request, pictures.suggest, text)
 
 
 async def graph(request: Request) -> Response:
-    return await _lineage(request, explore.graph)
+    return await _lineage(request, pictures.graph)
 
 
 async def columns(request: Request) -> Response:
     """The column view: the graph's picture with each asset's columns and their lineage."""
-    return await _lineage(request, column_view.columns)
+    return await _lineage(request, column_pictures.columns)
 
 
 async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
     """A lineage picture: `question` asked with the parameters the page sends for one."""
     settings = request.app.state.service.settings
     side = request.query_params.get("direction", "both")
-    if side not in explore.SIDES:
-        return error(400, f"direction must be one of {', '.join(explore.SIDES)} "
+    if side not in pictures.SIDES:
+        return error(400, f"direction must be one of {', '.join(pictures.SIDES)} "
                           f"(got {side[:40]!r})")  # fmt: skip
     expanded = request.query_params.getlist("expand")
     try:
@@ -84,8 +84,8 @@ async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
         deleted = flag_param(request, "include_deleted")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    if len(expanded) > explore.MAX_EXPANDED:
-        return error(400, f"at most {explore.MAX_EXPANDED} expand parameters")
+    if len(expanded) > pictures.MAX_EXPANDED:
+        return error(400, f"at most {pictures.MAX_EXPANDED} expand parameters")
     return await answer(request, question, settings, name, side, depth, deleted, expanded,
                         _by_system(request))  # fmt: skip
 
@@ -96,7 +96,7 @@ async def path(request: Request) -> Response:
         source, target, depth, deleted = path_params(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, explore.paths, settings, source, target, depth, deleted,
+    return await answer(request, pictures.paths, settings, source, target, depth, deleted,
                         _by_system(request))  # fmt: skip
 
 
@@ -111,7 +111,7 @@ async def asset(request: Request) -> Response:
         name = text_param(request, "name")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, explore.asset, settings, name)
+    return await answer(request, pictures.asset, settings, name)
 
 
 ROUTES = [

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from lineagegraph import lineage
 from lineagegraph.cli import cli
 from lineagegraph.errors import LineageGraphError, NotFound, UsageError
 from lineagegraph.graph.statements import statement
@@ -31,8 +30,9 @@ from lineagegraph.identity import (
     spark_transformation_urn,
     system_of,
 )
-from lineagegraph.lineage import AssetDeleted, AssetNotFound
 from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, PartOf, Transformation
+from lineagegraph.questions import lineage
+from lineagegraph.questions.lineage import AssetDeleted, AssetNotFound
 from lineagegraph.settings import GraphSettings, Settings
 
 ACCOUNT = "acme-prod"

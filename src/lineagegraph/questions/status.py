@@ -7,7 +7,7 @@ from typing import Any
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.processes import is_abandoned
-from lineagegraph.quality import BLOCKING, quality_counts
+from lineagegraph.questions.quality import BLOCKING, quality_counts
 
 HOUR_MS = 3_600_000
 
@@ -18,7 +18,7 @@ class Status:
     coverage: list[dict[str, Any]]  # kind, assets, with_lineage, share
     freshness: list[dict[str, Any]]  # system, scope, last_success, age_hours, stale
     runs: list[dict[str, Any]]  # the most recent harvest runs, dead `running` ones `abandoned`
-    # assets with check results, by quality (lineagegraph.quality), and those failing
+    # assets with check results, by quality (lineagegraph.questions.quality), and those failing
     quality: dict[str, int] = field(default_factory=dict)
     failing_assets: int = 0
 

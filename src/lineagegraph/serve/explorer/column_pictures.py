@@ -1,4 +1,4 @@
-"""The explorer's column view: an asset's lineage picture (the same as explore.graph draws) with
+"""The explorer's column view: an asset's lineage picture (the same as pictures.graph draws) with
 each asset's columns listed inside its box and the column lineage between them (FEEDS) drawn
 from column to column. The page highlights what feeds a clicked column and what it feeds from
 `columns` and `column_edges`, so a click needs no further request.
@@ -13,9 +13,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lineagegraph import render
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.serve import explore
+from lineagegraph.render.style import shows_quality
+from lineagegraph.render.svg import (
+    GAP_Y,
+    MARGIN,
+    NODE_H,
+    NODE_W,
+    edge_path,
+    fit,
+    layout,
+    node_box,
+    svg_start,
+    xml_text,
+)
+from lineagegraph.render.views import View, short, trim
+from lineagegraph.serve.explorer import pictures
 from lineagegraph.settings import Settings
 
 MAX_COLUMNS = 40
@@ -40,23 +53,22 @@ class Columns:
 
 
 def columns(
-    store: GraphStore, settings: Settings, name: str, side: explore.Side, depth: int,
+    store: GraphStore, settings: Settings, name: str, side: pictures.Side, depth: int,
     include_deleted: bool, expanded: Sequence[str] = (), by_system: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
-    """explore.graph's answer, with the columns drawn in the boxes and listed as `columns`
+    """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
     ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns)."""
-    view = render.trim(
-        explore.lineage_view(store, settings, name, side, depth, include_deleted, expanded)
-    )
+    view = pictures.lineage_view(store, settings, name, side, depth, include_deleted, expanded)
+    view = trim(view)
     found = columns_on(store, view, include_deleted)
-    result = explore.answer(view, by_system, draw=lambda shown: to_svg(shown, found))
+    result = pictures.answer(view, by_system, draw=lambda shown: to_svg(shown, found))
     result["columns"] = [{"urn": u, "name": n, "asset": a} for a, u, n in found.order()]
     result["column_edges"] = [{"from": a, "to": b, "via": list(via)}
                               for (a, b), via in sorted(found.feeds.items())]  # fmt: skip
     return result
 
 
-def columns_on(store: GraphStore, view: render.View, include_deleted: bool) -> Columns:
+def columns_on(store: GraphStore, view: View, include_deleted: bool) -> Columns:
     """The columns of the assets on `view` and the FEEDS edges between them (one step of the
     column lineage traversal from all of them at once)."""
     assets = [n.urn for n in view.nodes if n.kind != "Transformation"]
@@ -81,70 +93,70 @@ def columns_on(store: GraphStore, view: render.View, include_deleted: bool) -> C
     return Columns(listed, more, kept_feeds)
 
 
-def _heights(view: render.View, found: Columns) -> dict[str, float]:
+def _heights(view: View, found: Columns) -> dict[str, float]:
     rows = {a: len(cols) + (1 if found.more.get(a) else 0) for a, cols in found.listed.items()}
-    return {n.urn: render.NODE_H + (ROW_H * rows[n.urn] + FOOT_H if rows.get(n.urn) else 0)
+    return {n.urn: NODE_H + (ROW_H * rows[n.urn] + FOOT_H if rows.get(n.urn) else 0)
             for n in view.nodes}  # fmt: skip
 
 
-def layout(view: render.View, found: Columns) -> dict[str, tuple[float, float]]:
-    """render.layout's levels and order, each level's boxes stacked by their heights."""
+def column_layout(view: View, found: Columns) -> dict[str, tuple[float, float]]:
+    """svg.layout's levels and order, each level's boxes stacked by their heights."""
     heights = _heights(view, found)
     by_x: dict[float, list[tuple[float, str]]] = defaultdict(list)
-    for urn, (x, y) in render.layout(view).items():
+    for urn, (x, y) in layout(view).items():
         by_x[x].append((y, urn))
     pos: dict[str, tuple[float, float]] = {}
     for x, boxes in by_x.items():
-        top = float(render.MARGIN)
+        top = float(MARGIN)
         for _, urn in sorted(boxes):
             pos[urn] = (x, top)
-            top += heights[urn] + render.GAP_Y
+            top += heights[urn] + GAP_Y
     return pos
 
 
-def to_svg(view: render.View, found: Columns) -> str:
+def to_svg(view: View, found: Columns) -> str:
     """The picture: asset boxes with their columns, asset edges faint, column edges on top.
     Groups carry `data-node` (index in the answer's `nodes`) and `data-column` (in `columns`)."""
-    pos, heights = layout(view, found), _heights(view, found)
-    width = max(x for x, _ in pos.values()) + render.NODE_W + render.MARGIN
-    height = max(pos[u][1] + heights[u] for u in pos) + render.MARGIN
+    pos, heights = column_layout(view, found), _heights(view, found)
+    width = max(x for x, _ in pos.values()) + NODE_W + MARGIN
+    height = max(pos[u][1] + heights[u] for u in pos) + MARGIN
     index = {urn: i for i, (_, urn, _) in enumerate(found.order())}
     middle: dict[str, tuple[float, float]] = {}  # column urn -> (its box's x, its row's middle)
     for asset, cols in found.listed.items():
         x, y = pos[asset]
         for k, (urn, _) in enumerate(cols):
-            middle[urn] = (x, y + render.NODE_H + ROW_H * k + ROW_H / 2)
-    parts = [render.svg_start(width, height, view.title)]
+            middle[urn] = (x, y + NODE_H + ROW_H * k + ROW_H / 2)
+    parts = [svg_start(width, height, view.title)]
     for edge in view.edges:
         (x1, y1), (x2, y2) = pos[edge.src], pos[edge.dst]
         attrs = 'class="edge" stroke="#c4c4c4" stroke-width="1.2" stroke-dasharray="3 3"'
-        half = render.NODE_H / 2
-        parts.append(render.edge_path(x1, y1 + half, x2, y2 + half, attrs, edge.via))
-    by_quality = render.shows_quality(view)
+        half = NODE_H / 2
+        parts.append(edge_path(x1, y1 + half, x2, y2 + half, attrs, edge.via))
+    by_quality = shows_quality(view)
     for i, node in enumerate(view.nodes):
         x, y = pos[node.urn]
-        box = render.node_box(node, x, y, by_quality, f'data-node="{i}"', heights[node.urn])
+        box = node_box(node, x, y, by_quality, f'data-node="{i}"', heights[node.urn])
         parts.append(box)
         parts.extend(_rows(found, node.urn, x, y, index))
     for (a, b), via in sorted(found.feeds.items()):
         (x1, y1), (x2, y2) = middle[a], middle[b]
         ends = f'data-from="{index[a]}" data-to="{index[b]}"'
         attrs = f'class="feed" {ends} stroke="#2563eb" stroke-width="1.4"'
-        parts.append(render.edge_path(x1, y1, x2, y2, attrs, via))
+        parts.append(edge_path(x1, y1, x2, y2, attrs, via))
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _rows(found: Columns, asset: str, x: float, y: float, index: dict[str, int]) -> list[str]:
     """An asset's column rows (each a group to click) and how many more it has."""
-    e, parts, top = render.xml_text, [], y + render.NODE_H
+    e, parts, top = xml_text, [], y + NODE_H
     for k, (urn, name) in enumerate(found.listed.get(asset, [])):
         ry = top + ROW_H * k
         parts.append(
             f'<g class="column" data-column="{index[urn]}"><title>{e(urn)}</title>'
-            f'<rect x="{x + 6:.0f}" y="{ry:.0f}" width="{render.NODE_W - 12}" height="{ROW_H}" '
+            f'<rect x="{x + 6:.0f}" y="{ry:.0f}" width="{NODE_W - 12}" height="{ROW_H}" '
             f'{_ROW}/><text x="{x + 12:.0f}" y="{ry + 13:.0f}" font-size="11" fill="#111"'
-            f"{render.fit(name, 6.6, render.NODE_W - 24, 40)}>{e(render.short(name, 40))}"
+            f"{fit(name, 6.6, NODE_W - 24, 40)}>{e(short(name, 40))}"
             "</text></g>"
         )
     more = found.more.get(asset, 0)

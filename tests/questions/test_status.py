@@ -6,7 +6,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import Asset, Flow, PartOf
 from lineagegraph.pipeline import harvest_run
-from lineagegraph.status import HOUR_MS, graph_status
+from lineagegraph.questions.status import HOUR_MS, graph_status
 
 T0 = 1_700_000_000_000
 
