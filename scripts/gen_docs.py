@@ -61,9 +61,13 @@ def walk(
 def help_text(path: tuple[str, ...], command: click.Command) -> str:
     """What `lineagegraph ... --help` prints, without plug-in sources and at a fixed width."""
     parent: click.Context | None = None
-    for name in path[:-1]:
-        parent = click.Context(cli, info_name=name, parent=parent)
-    ctx = click.Context(command, info_name=path[-1], parent=parent, max_content_width=WIDTH)
+    group: click.Group = cli
+    for depth, name in enumerate(path[:-1]):  # as click makes them, with their own settings
+        if depth:
+            group = group.commands[name]  # type: ignore[assignment]
+        parent = click.Context(group, info_name=name, parent=parent, **group.context_settings)
+    settings = {**command.context_settings, "max_content_width": WIDTH}
+    ctx = click.Context(command, info_name=path[-1], parent=parent, **settings)
     formatter = click.HelpFormatter(width=WIDTH, max_width=WIDTH)
     command.format_usage(ctx, formatter)
     command.format_help_text(ctx, formatter)
