@@ -70,10 +70,10 @@ from lineagegraph.graph.store import GraphStore, chunks, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Asset, Flow, Item, Transformation
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import default_price_table, load_prices
 
 AS_OF = 1_719_792_000_000  # 2024-07-01T00:00:00Z
 BUCKETS = 10

@@ -81,10 +81,10 @@ from lineagegraph.harvest.s3_inventory import (
 )
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key
 from lineagegraph.model import Transformation
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import Tally, default_price_table, load_prices
 from lineagegraph.settings import GraphSettings, Settings
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import Tally, default_price_table, load_prices
 
 CREATED = 1_719_792_000_000  # 2024-07-01: the inventory's time
 AS_OF = CREATED + DAY_MS

@@ -39,10 +39,10 @@ from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_ro
 from lineagegraph.harvest.snowflake.stages import StageResolver
 from lineagegraph.lineage import Reached
 from lineagegraph.model import Asset, Flow
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import ReportOptions, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import default_price_table, load_prices
 
 
 def fuzz(examples: int) -> Any:

@@ -55,9 +55,9 @@ from lineagegraph.identity import (
     s3_file_urn,
 )
 from lineagegraph.pipeline import harvest_run
-from lineagegraph.reports.globs import Glob, exclusion_globs
-from lineagegraph.reports.pricing import Tally
 from lineagegraph.settings import S3Settings, Settings
+from lineagegraph.values.globs import Glob, exclusion_globs
+from lineagegraph.values.pricing import Tally
 
 from .s3 import (
     STANDARD,
