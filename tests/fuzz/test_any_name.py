@@ -34,7 +34,7 @@ from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.reducer import RunReducer
-from lineagegraph.harvest.s3 import harvest_s3
+from lineagegraph.harvest.s3.harvester import harvest_s3
 from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_row
 from lineagegraph.harvest.snowflake.stages import StageResolver
 from lineagegraph.lineage import Reached
