@@ -5,15 +5,14 @@ Listing is network-bound and graph writes are CPU-bound in another process, so l
 Both overlap, and at most ``s3.queue_pages`` pages plus one write batch are held in memory
 however large the bucket.
 
-Why `FileWriter` and not the pipeline's `GraphWriter` (graph/writer.py): an object is a file,
-its PART_OF edge and a dataset most objects share. GraphWriter takes model items one at a time
-and writes a file and its edge with two statements (merge_files, merge_part_of), each row
-finding its endpoints anew, and holds an edge whose dataset is not written yet until the run
-ends. FileWriter writes each batch's new datasets first, once per run (a bounded cache), then
-the files with their edge in one statement (s3_merge_files, half the round trips); it folds a
-key's directory into its dataset once per directory, and counts urn clashes as skipped objects
-rather than dropped edges. Listing speed is the goal here (benchmarks/bench_s3_harvest.py;
-docs/s3.md, "Why S3 writes through its own writer").
+Why `FileWriter` and not the pipeline's `GraphWriter` (graph/writer.py): a listing is millions
+of rows of one shape, a file with its PART_OF edge to a dataset most files share. FileWriter
+writes a batch's new datasets first, each once per run (a bounded cache), then each file with
+its edge in one statement (s3_merge_files, which finds the dataset through the urn index);
+GraphWriter needs a model item per file and per edge and two statements (merge_files, then
+merge_part_of looking both ends up again), costing the listers' process more CPU under the same
+GIL. Urn clashes are counted as skipped objects (skipped_urn_clashes), not dropped edges. The
+figures are in docs/s3.md ("Why S3 writes through its own writer").
 """
 
 from __future__ import annotations
