@@ -1,5 +1,5 @@
 // S3 storage per bucket, dataset, storage class and status ('orphaned', 'consumed', 'excluded')
-// for the orphan and cost reports (docs/orphans.md), tallied for lineagegraph.reports.pricing:
+// for the orphan and cost reports (docs/orphans.md), tallied for lineagegraph.values.pricing:
 // objects, bytes, and the objects under $small bytes with their bytes. A dataset's storage is its
 // present objects (:File, harvested per object) and its roll-ups (:Rollup, an S3 Inventory
 // tallied by Spark, with exclusions settled when it was harvested). Consumption is worked out per dataset
@@ -11,7 +11,7 @@
 // A read's time is its last sighting, or its first when the last is after as_of.
 // Params: as_of, since (epoch ms); touched (the rows of orphans_consumed_objects: {dataset,
 // own}); buckets (list of names, [] = all); include_deleted, with_consumed (true: every object,
-// false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
+// false: orphaned ones only); exclude (glob matchers from lineagegraph.values.globs);
 // small (pricing.SMALL_OBJECT_BYTES); by_object (true: a row per :File, its urn in `object`;
 // roll-ups have no objects to name: their rows keep `object` null and say `rolled_up`).
 
@@ -60,7 +60,7 @@ WITH d, f,
      CASE WHEN covered OR any(x IN own WHERE x.urn = f.urn AND x.live) THEN 'consumed'
      WHEN f.excluded THEN 'excluded'
      // The exclusion globs: plain string tests for the common shapes, else the block matcher
-     // (see lineagegraph.reports.globs); `needle` keeps both off most keys.
+     // (see lineagegraph.values.globs); `needle` keeps both off most keys.
      WHEN any(g IN $exclude WHERE key CONTAINS g.needle AND (
        coalesce(key = g.equals OR key STARTS WITH g.starts OR key ENDS WITH g.ends
                 OR key CONTAINS g.contains, false)

@@ -70,10 +70,10 @@ from lineagegraph.graph.store import GraphStore, chunks, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Asset, Flow, Item, Transformation
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import default_price_table, load_prices
 
 AS_OF = 1_719_792_000_000  # 2024-07-01T00:00:00Z
 BUCKETS = 10
@@ -296,6 +296,10 @@ def main() -> None:
     args = parse_args(parser, files=10_000)
     data_dir = args.keep or Path(tempfile.mkdtemp(prefix="lg-bench-orphans-"))
     built = data_dir / "bench_orphans.files"
+    if args.keep and args.keep.exists() and not built.exists() and any(args.keep.iterdir()):
+        if not (args.keep / "appendonlydir").is_dir():
+            raise SystemExit(f"{args.keep} is neither empty nor a graph of this benchmark")
+        shutil.rmtree(args.keep)  # a build cut short leaves no marker: start again
     try:
         with open_store(GraphSettings(data_dir=data_dir, batch_size=5000)) as store:
             timed = Timer(data_dir)
@@ -306,7 +310,6 @@ def main() -> None:
                 files = lake.replay()
                 print(f"reusing the graph of {files:,} objects in {data_dir}")
             else:
-                store.drop()  # a build cut short leaves no marker: start again
                 store.init_schema()
                 empty = used_memory(store)
                 files, seconds, _ = timed(lambda: build(store, lake))

@@ -71,20 +71,20 @@ from small import parse_args
 from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
-from lineagegraph.harvest.s3 import Scope, make_client
-from lineagegraph.harvest.s3_inventory import (
+from lineagegraph.harvest.s3.client import make_client
+from lineagegraph.harvest.s3.harvester import harvest_s3_inventory, harvest_s3_inventory_spark
+from lineagegraph.harvest.s3.inventory_spark import (
     RollupKey,
-    harvest_s3_inventory,
-    harvest_s3_inventory_spark,
     spark_session,
     write_inventory_rollups,
 )
+from lineagegraph.harvest.s3.scan import Scope
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key
 from lineagegraph.model import Transformation
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import Tally, default_price_table, load_prices
 from lineagegraph.settings import GraphSettings, Settings
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import Tally, default_price_table, load_prices
 
 CREATED = 1_719_792_000_000  # 2024-07-01: the inventory's time
 AS_OF = CREATED + DAY_MS

@@ -14,7 +14,7 @@ from typing import Any
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.reports import orphans
-from lineagegraph.reports.pricing import SMALL_OBJECT_BYTES
+from lineagegraph.values.pricing import SMALL_OBJECT_BYTES
 
 HERE = Path(__file__).resolve().parent
 CONSUMED = (HERE / "baseline_orphans_consumed_objects.cypher").read_text()

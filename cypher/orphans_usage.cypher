@@ -1,6 +1,6 @@
 // S3 objects held one by one (:File) per bucket, dataset, storage class and status ('orphaned',
 // 'consumed', 'excluded') for the orphan and cost reports (docs/orphans.md), tallied for
-// lineagegraph.reports.pricing: objects, bytes, and the objects under $small bytes with their
+// lineagegraph.values.pricing: objects, bytes, and the objects under $small bytes with their
 // bytes. A dataset's roll-ups (an S3 Inventory tallied by Spark) are orphans_rollup_usage's.
 // Consumption comes settled per dataset (few), not per object (many), in $datasets:
 // lineagegraph.reports.orphans.usage_records works it out from orphans_consumed_assets (a dataset
@@ -8,7 +8,7 @@
 // `own` its objects consumed on their own, matched within their dataset only).
 // Params: as_of (epoch ms); datasets (rows {bucket, dataset: urn, covered, last, own: [{urn,
 // live, last}]}, from orphans_datasets); include_deleted, with_consumed (true: every object,
-// false: orphaned ones only); exclude (glob matchers from lineagegraph.reports.globs);
+// false: orphaned ones only); exclude (glob matchers from lineagegraph.values.globs);
 // small (pricing.SMALL_OBJECT_BYTES); by_object (true: a row per :File, its urn in `object`).
 // Its values are strings, integers and nulls only: read `plain` (GraphStore.read).
 
@@ -34,7 +34,7 @@ WITH d, bucket, f,
      CASE WHEN covered OR any(x IN own WHERE x.urn = f.urn AND x.live) THEN 'consumed'
      WHEN f.excluded THEN 'excluded'
      // The exclusion globs: plain string tests for the common shapes, else the block matcher
-     // (see lineagegraph.reports.globs); `needle` keeps both off most keys.
+     // (see lineagegraph.values.globs); `needle` keeps both off most keys.
      WHEN any(g IN $exclude WHERE key CONTAINS g.needle AND (
        coalesce(key = g.equals OR key STARTS WITH g.starts OR key ENDS WITH g.ends
                 OR key CONTAINS g.contains, false)

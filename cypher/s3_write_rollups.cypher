@@ -1,6 +1,6 @@
 // Write the roll-ups of an S3 Inventory tallied by Spark: one :Rollup per dataset, storage class,
 // access tier and exclusion, ROLLUP_OF its dataset (written first). The tallies are
-// lineagegraph.reports.pricing.Tally's; `excludes` are the exclusion globs they were split by.
+// lineagegraph.values.pricing.Tally's; `excludes` are the exclusion globs they were split by.
 // Rows: {dataset, storage_class, access_tier, excluded, objects, bytes, small_objects,
 // small_bytes, oldest_modified, newest_modified}; params: rows, bucket, prefix, seen, excludes.
 UNWIND $rows AS r

@@ -24,7 +24,7 @@ from lineagegraph.cli import cli
 from lineagegraph.demo import platform as p
 from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import open_store
-from lineagegraph.harvest.s3 import harvest_s3
+from lineagegraph.harvest.s3.harvester import harvest_s3
 from lineagegraph.settings import GraphSettings, Settings
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java 17")

@@ -35,7 +35,7 @@ from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.reducer import RunReducer
-from lineagegraph.harvest.s3 import harvest_s3
+from lineagegraph.harvest.s3.harvester import harvest_s3
 from lineagegraph.harvest.snowflake.access_history import RowConverter, parse_row
 from lineagegraph.harvest.snowflake.harvester import finish_run
 from lineagegraph.harvest.snowflake.stages import StageResolver
@@ -47,10 +47,10 @@ from lineagegraph.render.diagrams import to_dot, to_mermaid
 from lineagegraph.render.html_page import to_html
 from lineagegraph.render.text import reached_table, tree
 from lineagegraph.render.views import View, impact_view, paths_view, traversal_view
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import ReportOptions, run_report
-from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import default_price_table, load_prices
 
 T0 = 1_700_000_000_000
 

@@ -25,7 +25,7 @@ from botocore.client import BaseClient
 
 from lineagegraph.demo.run import local_s3_server
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.s3_inventory import snake_case
+from lineagegraph.harvest.s3.inventory import snake_case
 from lineagegraph.settings import Settings
 
 RGW_ENV = "LINEAGEGRAPH_TEST_RGW"
@@ -126,7 +126,7 @@ def spark() -> Iterator[Any]:
     pytest.importorskip("pyspark", reason="the Spark path needs pyspark (the spark extra)")
     from pyspark.sql import SparkSession
 
-    from lineagegraph.harvest.s3_inventory import spark_session
+    from lineagegraph.harvest.s3.inventory_spark import spark_session
 
     active = SparkSession.getActiveSession()
     session = active or spark_session("local[1]")

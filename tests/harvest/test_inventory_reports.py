@@ -24,13 +24,16 @@ from s3_fixtures import InventoryRow, datasets, files, new_bucket, s3_settings, 
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
-from lineagegraph.harvest.s3 import harvest_s3
-from lineagegraph.harvest.s3_inventory import harvest_s3_inventory, harvest_s3_inventory_spark
+from lineagegraph.harvest.s3.harvester import (
+    harvest_s3,
+    harvest_s3_inventory,
+    harvest_s3_inventory_spark,
+)
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset, Flow, Transformation
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, GROUPINGS, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import SMALL_OBJECT_BYTES, default_price_table, load_prices
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import SMALL_OBJECT_BYTES, default_price_table, load_prices
 
 CREATED = 1_717_200_000_000  # 2024-06-01: the inventory's creation time
 READ_AT = CREATED + DAY_MS

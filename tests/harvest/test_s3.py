@@ -31,16 +31,11 @@ from lineagegraph.cli import cli
 from lineagegraph.cli.progress import TickLine
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest import s3 as s3_harvest
-from lineagegraph.harvest.s3 import (
-    ScanStats,
-    Scope,
-    distinct_scopes,
-    harvest_s3,
-    human_bytes,
-    parse_timestamp,
-    ticks,
-)
+from lineagegraph.harvest.s3 import settle
+from lineagegraph.harvest.s3.client import parse_timestamp
+from lineagegraph.harvest.s3.harvester import harvest_s3, human_bytes, ticks
+from lineagegraph.harvest.s3.listing import distinct_scopes
+from lineagegraph.harvest.s3.scan import ScanStats, Scope
 from lineagegraph.settings import load_settings, with_overrides
 
 NFC, NFD = "caf\u00e9", "cafe\u0301"
@@ -158,7 +153,7 @@ def test_fold_patterns_from_settings_shape_datasets(
 def test_rollups_are_summed_a_page_of_datasets_at_a_time(
     store: GraphStore, moto: BaseClient, bucket: str, settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(s3_harvest, "ROLLUP_PAGE", 2)
+    monkeypatch.setattr(settle, "ROLLUP_PAGE", 2)
     keys = {f"t{t}/part-{i}.csv": (b"x" * (t + 1), "STANDARD") for t in range(5) for i in range(3)}
     put_many(moto, bucket, keys)
     harvest_s3(store, settings, bucket)

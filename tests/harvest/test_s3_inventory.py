@@ -21,11 +21,12 @@ from s3_fixtures import (
     write_inventory,
 )
 
+import lineagegraph
 from lineagegraph.cli import cli
-from lineagegraph.errors import HarvestError
+from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.s3 import harvest_s3
-from lineagegraph.harvest.s3_inventory import harvest_s3_inventory
+from lineagegraph.harvest.s3 import S3InventoryHarvester
+from lineagegraph.harvest.s3.harvester import harvest_s3, harvest_s3_inventory
 
 T0 = 1_717_200_000_000  # 2024-06-01T00:00Z
 KEYS = ["sales/dt=2024-05-01/a b.csv", "sales/dt=2024-05-02/c+d%e.csv", 'raw/caf\u00e9/"q".json']
@@ -65,6 +66,28 @@ def test_csv_report_with_url_encoded_keys(
         2,
         T0,
     )
+
+
+def test_an_inventory_runs_as_a_source_of_the_python_api(
+    store: GraphStore,
+    moto: BaseClient,
+    settings,  # type: ignore[no-untyped-def]
+) -> None:
+    source = new_bucket(moto)
+    url = write_inventory(moto, source, [[InventoryRow("in/a.csv", 4), InventoryRow("b.csv", 6)]])
+    ticks: list[int] = []
+    harvester = S3InventoryHarvester(manifest=url, prefix="in/")
+    [report] = lineagegraph.harvest_source(
+        harvester, store, settings, progress=lambda tick: ticks.append(tick.done)
+    )
+
+    assert (report.status, report.system, report.scope) == ("success", "s3", f"s3://{source}/in/")
+    assert report.counts["files"] == 1 and report.counts["skipped_outside_prefix"] == 1
+    assert report.summary.startswith(f"s3://{source}/in/: 1 objects (4 B)") and ticks[-1] == 1
+    assert set(files(store, source)) == {"in/a.csv"}
+    assert S3InventoryHarvester().not_configured(settings) == "no inventory manifest"
+    with pytest.raises(ConfigError, match=r"manifest\.json"):
+        lineagegraph.harvest_source(S3InventoryHarvester(), store, settings)
 
 
 def test_parquet_report_skips_old_versions_and_delete_markers(

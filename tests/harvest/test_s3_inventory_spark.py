@@ -14,7 +14,7 @@ from s3_fixtures import InventoryRow, datasets, files, new_bucket, s3_settings, 
 
 from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.s3_inventory import (
+from lineagegraph.harvest.s3.harvester import (
     harvest_s3_inventory,
     harvest_s3_inventory_spark,
 )

@@ -11,7 +11,10 @@ from botocore.client import BaseClient
 from s3_fixtures import datasets, files, new_bucket, put_many, s3_settings
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.s3 import Scope, harvest_s3, list_pages, make_client
+from lineagegraph.harvest.s3.client import make_client
+from lineagegraph.harvest.s3.harvester import harvest_s3
+from lineagegraph.harvest.s3.listing import list_pages
+from lineagegraph.harvest.s3.scan import Scope
 
 CLASSES = ("STANDARD", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER",
            "DEEP_ARCHIVE", "GLACIER_IR")  # fmt: skip

@@ -13,9 +13,9 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import dataset_urn, name_of, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Asset, Flow, Item, PartOf, Scalar, Transformation
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
-from lineagegraph.reports.pricing import GB, default_price_table, load_prices
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import GB, default_price_table, load_prices
 
 T0 = 1_700_000_000_000  # 2023-11-14T22:13:20Z: when the lake was listed
 DAY = DAY_MS

@@ -22,7 +22,6 @@ from lake import DAY, T0, TABLE, Lake, orphaned, report, rows
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Flow
-from lineagegraph.reports.globs import Glob, compile_glob, exclusion_globs, glob_regex
 from lineagegraph.reports.orphans import (
     ReportOptions,
     _rank,
@@ -31,14 +30,15 @@ from lineagegraph.reports.orphans import (
     tally_of,
     usage_records,
 )
-from lineagegraph.reports.pricing import (
+from lineagegraph.store_check import EmptyGraph
+from lineagegraph.values.globs import Glob, compile_glob, exclusion_globs, glob_regex
+from lineagegraph.values.pricing import (
     GB,
     Usage,
     default_price_table,
     load_prices,
     monthly_costs,
 )
-from lineagegraph.store_check import EmptyGraph
 
 AS_OF = T0 + DAY  # the lake was listed one day before the reports' --as-of
 KIB = 1024

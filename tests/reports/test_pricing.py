@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.reports.pricing import (
+from lineagegraph.values.pricing import (
     GB,
     NANO,
     PriceTable,

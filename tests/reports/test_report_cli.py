@@ -17,8 +17,8 @@ from lake import Lake, cli_lake
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import open_store
-from lineagegraph.reports.pricing import GB
 from lineagegraph.settings import GraphSettings
+from lineagegraph.values.pricing import GB
 
 AS_OF = "2023-11-15T22:13:20Z"  # T0 + 1 day
 

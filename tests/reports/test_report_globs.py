@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.reports.globs import DEFAULT_EXCLUDES, compile_glob, exclusion_globs
+from lineagegraph.values.globs import DEFAULT_EXCLUDES, compile_glob, exclusion_globs
 
 
 def test_defaults_exclude_spark_markers_and_temporary_output() -> None:

@@ -9,13 +9,13 @@ import pytest
 from lake import DAY, T0, Lake, report_options
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.harvest.s3 import Scope
-from lineagegraph.harvest.s3_inventory import write_inventory_rollups
+from lineagegraph.harvest.s3.inventory_spark import write_inventory_rollups
+from lineagegraph.harvest.s3.scan import Scope
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset
-from lineagegraph.reports.globs import exclusion_globs
 from lineagegraph.reports.orphans import ancestors, usage_records
-from lineagegraph.reports.pricing import Tally
+from lineagegraph.values.globs import exclusion_globs
+from lineagegraph.values.pricing import Tally
 
 AS_OF = T0 + DAY
 

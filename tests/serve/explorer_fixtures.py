@@ -15,8 +15,8 @@ from serve_fixtures import Server
 
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
-from lineagegraph.reports.pricing import GB
 from lineagegraph.settings import GraphSettings
+from lineagegraph.values.pricing import GB
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "reports"))
 from lake import DAY, Lake

@@ -6,9 +6,7 @@ import click
 
 from lineagegraph.cli.app import App
 from lineagegraph.cli.common import pass_app
-from lineagegraph.cli.harvesting import harvest, harvest_with, show
-from lineagegraph.cli.progress import tick_line
-from lineagegraph.errors import HarvestError
+from lineagegraph.cli.harvesting import harvest, harvest_with
 from lineagegraph.settings import with_overrides
 
 _ENDPOINT = click.option(
@@ -63,7 +61,7 @@ def s3(
     )
     if not bucket and not settings.s3.buckets:
         raise click.UsageError("give --bucket, or list buckets in the s3.buckets setting")
-    from lineagegraph.harvest.s3 import S3Harvester  # brings boto3: only when harvesting
+    from lineagegraph.harvest.s3.harvester import S3Harvester  # boto3: only when harvesting
 
     harvest_with(app, S3Harvester(bucket, prefixes, allow_mass_delete), settings)
 
@@ -111,27 +109,9 @@ def s3_inventory(
     """
     if spark_master and allow_mass_delete:
         raise click.UsageError("--allow-mass-delete has no effect with --spark: it deletes nothing")
-    from lineagegraph.harvest.s3 import harvest_report, ticks  # boto3: only when harvesting
-    from lineagegraph.harvest.s3_inventory import (
-        harvest_s3_inventory,
-        harvest_s3_inventory_spark,
-        spark_session,
-    )
-
     settings = with_overrides(app.settings, "s3", endpoint_url=endpoint_url)
-    with app.store() as store:
-        if spark_master:
-            spark = spark_session(spark_master)
-            try:
-                report = harvest_s3_inventory_spark(store, settings, manifest, spark, prefix)
-            finally:
-                spark.stop()
-        else:
-            with tick_line() as progress:
-                report = harvest_s3_inventory(
-                    store, settings, manifest, prefix,
-                    allow_mass_delete=allow_mass_delete, progress=ticks(manifest, progress),
-                )  # fmt: skip
-    show([harvest_report(report)])
-    if report.errors:
-        raise HarvestError("; ".join(report.errors))
+    # Brings boto3 (and pyspark with --spark): imported only when harvesting.
+    from lineagegraph.harvest.s3.harvester import S3InventoryHarvester
+
+    harvester = S3InventoryHarvester(manifest, prefix, allow_mass_delete, spark_master)
+    harvest_with(app, harvester, settings)

@@ -145,7 +145,7 @@ def local_s3_server() -> Iterator[str]:
 
 
 def _s3_client(settings: Settings) -> Any:
-    from lineagegraph.harvest.s3 import make_client
+    from lineagegraph.harvest.s3.client import make_client
 
     return make_client(settings.s3)
 
@@ -173,7 +173,7 @@ def _day_part(key: str) -> tuple[str, int]:
 
 
 def _harvest_s3(store: GraphStore, settings: Settings, bucket: str) -> None:
-    from lineagegraph.harvest.s3 import harvest_s3
+    from lineagegraph.harvest.s3.harvester import harvest_s3
 
     report = harvest_s3(store, settings, bucket)
     if report.status != "success":

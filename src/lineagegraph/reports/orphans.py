@@ -3,7 +3,7 @@
 Graph statements (cypher/orphans_*.cypher, see usage_records) tally the objects per bucket,
 dataset, storage class and status, whether the graph holds them one by one (:File) or as an
 inventory's roll-ups (:Rollup); this module prices those tallies
-(lineagegraph.reports.pricing), rolls them up to the rows asked for, ranks datasets by cost and
+(lineagegraph.values.pricing), rolls them up to the rows asked for, ranks datasets by cost and
 renders the result.
 """
 
@@ -24,8 +24,10 @@ from typing import Any, Literal
 from lineagegraph import gc_pause
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.output import format_rows, size_text, usd_text
-from lineagegraph.reports.globs import Glob, exclusion_globs
-from lineagegraph.reports.pricing import (
+from lineagegraph.settings import ReportSettings
+from lineagegraph.store_check import require_assets
+from lineagegraph.values.globs import Glob, exclusion_globs
+from lineagegraph.values.pricing import (
     GB,
     SMALL_OBJECT_BYTES,
     PriceTable,
@@ -36,8 +38,6 @@ from lineagegraph.reports.pricing import (
     load_prices,
     monthly_costs,
 )
-from lineagegraph.settings import ReportSettings
-from lineagegraph.store_check import require_assets
 
 DAY_MS = 86_400_000
 DAY_S = 86_400

@@ -10,7 +10,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from lineagegraph.reports.globs import compile_glob
 from lineagegraph.reports.orphans import (
     GROUPINGS,
     ORDERS,
@@ -24,6 +23,7 @@ from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.reading import answer, flag_param, int_param
 from lineagegraph.settings import Settings
+from lineagegraph.values.globs import compile_glob
 
 PARAMETERS = ("as_of", "lookback_days", "exclude", "bucket", "include_deleted", "by", "sort",
               "top", "format")  # fmt: skip

@@ -3,7 +3,7 @@
 Objects are tallied per dataset and storage class (`Tally`: objects, bytes, and the objects
 under 128 KiB with their bytes, which is all S3's per-object rules need). The graph tallies
 the objects it holds one by one (cypher/orphans_usage.cypher); a Spark job tallies an S3
-Inventory into roll-ups with `Tally.add` (lineagegraph.harvest.s3_inventory). Either way
+Inventory into roll-ups with `Tally.add` (lineagegraph.harvest.s3.inventory_spark). Either way
 `Usage.of` is the one place that applies minimum sizes and per-object fees, and
 `monthly_costs` turns usages into dollars. The arithmetic is exact (fractions of the table's
 decimal prices), so tests can state the expected cost to the last digit.

@@ -1,0 +1,165 @@
+"""After a scan: soft deletes confined to complete scopes, the mass-delete guard, and roll-ups.
+
+A scope (bucket + key prefix) soft-deletes the objects it no longer sees only when its scan
+completed; a scope that failed, was interrupted or was denied deletes nothing, and a complete
+scan that would lose more than ``s3.max_delete_share`` of its scope stops: a rewrite (a dataset
+whose old objects were replaced by new ones) is not a loss (docs/deletion.md).
+
+Dataset roll-ups (objects, bytes, per storage class) are recomputed from the graph's present
+files afterwards, so they also count files outside the scanned prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from lineagegraph.graph.store import GraphStore, chunks
+from lineagegraph.harvest.s3.scan import Scope
+from lineagegraph.pipeline import HarvestRun
+from lineagegraph.settings import S3Settings
+
+ROLLUP_PAGE = 2000  # datasets per rollup round trip
+
+
+def settle(
+    store: GraphStore,
+    scopes: Sequence[Scope],
+    failures: dict[Scope, list[str]],
+    started: int,
+    settings: S3Settings,
+    allow_mass_delete: bool,
+    run: HarvestRun,
+    previous: dict[Scope, int],
+) -> list[str]:
+    """Soft-delete what complete scopes no longer hold, then refresh dataset rollups.
+
+    `previous` is each scope's live object count before the scan. Returns the reasons the run
+    is partial (failed scopes, refused mass deletes).
+    """
+    errors = [message for scope in scopes for message in failures.get(scope, [])]
+    for scope in scopes:
+        if scope in failures:
+            continue
+        params = {"root": scope.url, "started": started}
+        counts = store.read("s3_scope_counts", params)[0]
+        present, unseen = int(counts["present"] or 0), int(counts["unseen"] or 0)
+        if not unseen:
+            continue
+        if not allow_mass_delete:
+            before = max(previous[scope], unseen)  # what it did not see was there before it
+            refusal = mass_delete_refusal(
+                store, scope, params, before, present - unseen, unseen, settings.max_delete_share
+            )
+            if refusal:
+                errors.append(refusal)
+                continue
+        deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
+        run.counts["soft_deleted"] += int(deleted)
+    for scope in scopes:
+        if scope not in failures:  # its objects, one by one, replace its inventory roll-ups
+            params = {"bucket": scope.bucket, "prefix": scope.prefix, "seen": started}
+            store.run("s3_supersede_rollups", params)
+        refresh_rollups(store, scope)
+    return errors
+
+
+def mass_delete_refusal(
+    store: GraphStore,
+    scope: Scope,
+    params: dict[str, Any],
+    previous: int,
+    live: int,
+    unseen: int,
+    share: float,
+) -> str | None:
+    """Why soft-deleting `unseen` objects of a complete scan looks like a loss, or None.
+
+    The share counts losses, not rewrites: an unseen object whose dataset still
+    has live objects was replaced (a Spark overwrite) and does not count. A loss is a scope
+    whose live count falls below (1 - share) of its `previous` count (an empty listing), or
+    datasets that vanish entirely with more than `share` of it (a mis-scoped listing).
+    """
+    advice = (
+        "check the bucket, prefix and credentials, and if the objects really are gone rerun "
+        "with --allow-mass-delete"
+    )
+    what = f"stopped before soft-deleting {unseen:,} of {previous:,} objects under {scope.url}"
+    limit = f"more than s3.max_delete_share ({share:.0%})"
+    if live < (1 - share) * previous:
+        return (
+            f"{what}: the scan sees {live:,} live objects where the scope had {previous:,} "
+            f"({1 - live / previous:.0%} fewer), {limit}; {advice}"
+        )
+    vanished = store.read("s3_scope_vanished", params)
+    lost = sum(int(row["objects"]) for row in vanished)
+    if lost > share * previous:
+        names = ", ".join(row["dataset"] for row in vanished[:3])
+        more = f" and {len(vanished) - 3:,} more" if len(vanished) > 3 else ""
+        return (
+            f"{what}: {len(vanished):,} datasets would vanish entirely ({names}{more}) with "
+            f"{lost:,} objects ({lost / previous:.0%} of the scope), {limit}; {advice}"
+        )
+    return None
+
+
+# --- dataset rollups -----------------------------------------------------------------------
+
+
+_CLASS_SAFE = re.compile(r"[^A-Za-z0-9_]")
+ROLLUP_KEY_PREFIXES = ("objects_", "bytes_")
+
+
+def class_suffix(storage_class: str) -> str:
+    """The storage class as a property-name suffix: bytes_STANDARD_IA, objects_GLACIER."""
+    return _CLASS_SAFE.sub("_", storage_class)
+
+
+def refresh_rollups(store: GraphStore, scope: Scope) -> int:
+    """Recompute the rollups of every dataset holding an object of the scope.
+
+    The scope's datasets are found in one pass over its objects, then summed a page at a time
+    (a page per pass over the objects made the work grow with datasets times objects); memory
+    holds the scope's dataset urns, far fewer than its objects.
+    """
+    params = {"root": scope.url}
+    urns = [row["dataset"] for row in store.read("s3_scope_datasets", params)]
+    for page in chunks(urns, ROLLUP_PAGE):
+        per_dataset: dict[str, dict[str, tuple[int, int]]] = {urn: {} for urn in page}
+        for row in store.read("s3_dataset_rollup", {"datasets": page}):
+            if row["storage_class"] is not None:
+                per_dataset[row["dataset"]][row["storage_class"]] = (
+                    int(row["objects"]),
+                    int(row["bytes"]),
+                )
+        write_rollups(store, per_dataset)
+    return len(urns)
+
+
+def write_rollups(store: GraphStore, rollups: dict[str, dict[str, tuple[int, int]]]) -> None:
+    """Store `objects`, `bytes` and per-class `objects_<C>`/`bytes_<C>` on each dataset; a
+    class the dataset no longer holds drops to 0 (properties cannot be removed by name here)."""
+    for urns in chunks(({"urn": u} for u in rollups), store.batch_size):
+        names = [u["urn"] for u in urns]
+        existing = {r["dataset"]: r["keys"] for r in store.read("s3_dataset_keys", {"urns": names})}
+        rows = []
+        for urn in names:
+            props: dict[str, int] = {
+                key: 0 for key in existing.get(urn, []) if key.startswith(ROLLUP_KEY_PREFIXES)
+            }
+            classes = rollups[urn]
+            props["objects"] = sum(o for o, _ in classes.values())
+            props["bytes"] = sum(b for _, b in classes.values())
+            for storage_class, (objects, size) in classes.items():
+                suffix = class_suffix(storage_class)
+                props[f"objects_{suffix}"] = props.get(f"objects_{suffix}", 0) + objects
+                props[f"bytes_{suffix}"] = props.get(f"bytes_{suffix}", 0) + size
+            rows.append({"urn": urn, "props": props})
+        store.write_batches("s3_set_dataset_rollup", rows, ("urn",))
+
+
+def live_objects(store: GraphStore, scope: Scope) -> int:
+    """The scope's present (not soft-deleted) objects: its live count before a scan."""
+    params = {"root": scope.url, "started": 0}
+    return int(store.read("s3_scope_counts", params)[0]["present"] or 0)
