@@ -71,7 +71,9 @@ from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Asset, Flow, Item, Transformation
 from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
+from lineagegraph.reports.options import DAY_MS, Kind, ReportOptions
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
 

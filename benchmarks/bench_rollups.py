@@ -82,7 +82,9 @@ from lineagegraph.harvest.s3_inventory import (
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key
 from lineagegraph.model import Transformation
 from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
+from lineagegraph.reports.options import DAY_MS, Kind, ReportOptions
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.reports.pricing import Tally, default_price_table, load_prices
 from lineagegraph.settings import GraphSettings, Settings
 

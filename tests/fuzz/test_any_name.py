@@ -48,7 +48,8 @@ from lineagegraph.render.html_page import to_html
 from lineagegraph.render.text import reached_table, tree
 from lineagegraph.render.views import View, impact_view, paths_view, traversal_view
 from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import ReportOptions, run_report
+from lineagegraph.reports.options import ReportOptions
+from lineagegraph.reports.orphans import run_report
 from lineagegraph.reports.pricing import default_price_table, load_prices
 from lineagegraph.settings import GraphSettings
 

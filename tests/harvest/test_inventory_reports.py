@@ -29,7 +29,9 @@ from lineagegraph.harvest.s3_inventory import harvest_s3_inventory, harvest_s3_i
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset, Flow, Transformation
 from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import DAY_MS, GROUPINGS, Report, ReportOptions, run_report
+from lineagegraph.reports.options import DAY_MS, GROUPINGS, ReportOptions
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.reports.pricing import SMALL_OBJECT_BYTES, default_price_table, load_prices
 
 CREATED = 1_717_200_000_000  # 2024-06-01: the inventory's creation time

@@ -14,8 +14,8 @@ from lineagegraph.harvest.s3_inventory import write_inventory_rollups
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset
 from lineagegraph.reports.globs import exclusion_globs
-from lineagegraph.reports.orphans import ancestors, usage_records
 from lineagegraph.reports.pricing import Tally
+from lineagegraph.reports.tally import ancestors, usage_records
 
 AS_OF = T0 + DAY
 
