@@ -298,6 +298,10 @@ def main() -> None:
     args = parse_args(parser, files=10_000)
     data_dir = args.keep or Path(tempfile.mkdtemp(prefix="lg-bench-orphans-"))
     built = data_dir / "bench_orphans.files"
+    if not built.exists() and data_dir.exists() and any(data_dir.iterdir()):
+        raise SystemExit(
+            f"{data_dir} holds no finished graph (a build cut short?): give an empty DIR"
+        )
     try:
         with open_store(GraphSettings(data_dir=data_dir, batch_size=5000)) as store:
             timed = Timer(data_dir)
@@ -308,8 +312,6 @@ def main() -> None:
                 files = lake.replay()
                 print(f"reusing the graph of {files:,} objects in {data_dir}")
             else:
-                store.drop()  # a build cut short leaves no marker: start again
-                store.init_schema()
                 empty = used_memory(store)
                 files, seconds, _ = timed(lambda: build(store, lake))
                 bytes_each = (used_memory(store) - empty) / files
