@@ -81,7 +81,9 @@ from lineagegraph.harvest.s3.inventory_spark import (
 from lineagegraph.harvest.s3.scan import Scope
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key
 from lineagegraph.model import Transformation
-from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
+from lineagegraph.reports.options import DAY_MS, Kind, ReportOptions
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.settings import GraphSettings, Settings
 from lineagegraph.values.globs import exclusion_globs
 from lineagegraph.values.pricing import Tally, default_price_table, load_prices

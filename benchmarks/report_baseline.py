@@ -14,6 +14,7 @@ from typing import Any
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.reports import orphans
+from lineagegraph.reports.options import ReportOptions
 from lineagegraph.values.pricing import SMALL_OBJECT_BYTES
 
 HERE = Path(__file__).resolve().parent
@@ -21,8 +22,8 @@ CONSUMED = (HERE / "baseline_orphans_consumed_objects.cypher").read_text()
 USAGE = (HERE / "baseline_orphans_usage.cypher").read_text()
 
 
-def ancestor_lookups(store: GraphStore, options: orphans.ReportOptions) -> list[dict[str, Any]]:
-    """orphans.usage_records as it was: two statements, the second one over every dataset."""
+def ancestor_lookups(store: GraphStore, options: ReportOptions) -> list[dict[str, Any]]:
+    """reports.tally.usage_records as it was: two statements, the second one over every dataset."""
     window = {"as_of": options.as_of, "since": options.since}
     touched = store.execute(CONSUMED, window, write=False).records()
     params = {

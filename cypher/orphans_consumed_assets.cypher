@@ -3,7 +3,7 @@
 // asset is. A dataset or table consumed covers the datasets at and below its urn; an object
 // (:File) consumed on its own (a Spark read of one file path, a COPY INTO of one key) counts
 // within its dataset only (`dataset`, the one it is PART_OF). One scan of the consuming edges
-// (few): lineagegraph.reports.orphans.usage_records looks each dataset's ancestors up in these
+// (few): lineagegraph.reports.tally.usage_records looks each dataset's ancestors up in these
 // rows, in Python, rather than in the graph once per dataset and ancestor.
 // An edge consumes when it was first seen by as_of and last seen at or after since (`live`): its
 // observed life overlaps the window (so a later sighting never turns a consumed object into an

@@ -1,5 +1,5 @@
 // The S3 datasets the orphan and cost reports tally, in the reports' order (bucket, then urn):
-// lineagegraph.reports.orphans.usage_records settles each one's consumption and hands them to
+// lineagegraph.reports.tally.usage_records settles each one's consumption and hands them to
 // orphans_usage and orphans_rollup_usage in chunks of whole datasets, so the chunks' rows come
 // back in this order.
 // Params: buckets (list of names, [] = all).

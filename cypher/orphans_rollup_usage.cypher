@@ -1,7 +1,7 @@
 // S3 Inventory roll-ups (:Rollup, tallied by Spark per dataset, storage class and access tier:
 // `harvest s3-inventory --spark`) with their status ('orphaned', 'consumed', 'excluded'), for the
 // orphan and cost reports, in the shape of orphans_usage's rows: one row per roll-up, not summed
-// here (lineagegraph.reports.orphans sums the rows of a key, which two roll-ups share only when
+// here (lineagegraph.reports.tally sums the rows of a key, which two roll-ups share only when
 // a consumed dataset has excluded and other objects of one class). Kept apart from the objects'
 // statement because roll-ups need none of its per-object work: their exclusions were settled
 // when they were harvested, and no object of theirs is consumed on its own.

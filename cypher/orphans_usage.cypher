@@ -3,7 +3,7 @@
 // lineagegraph.values.pricing: objects, bytes, and the objects under $small bytes with their
 // bytes. A dataset's roll-ups (an S3 Inventory tallied by Spark) are orphans_rollup_usage's.
 // Consumption comes settled per dataset (few), not per object (many), in $datasets:
-// lineagegraph.reports.orphans.usage_records works it out from orphans_consumed_assets (a dataset
+// lineagegraph.reports.tally.usage_records works it out from orphans_consumed_assets (a dataset
 // is `covered` when an edge consumes it or an asset above it, `last` is the latest read of those,
 // `own` its objects consumed on their own, matched within their dataset only).
 // Params: as_of (epoch ms); datasets (rows {bucket, dataset: urn, covered, last, own: [{urn,

@@ -41,7 +41,9 @@ from lineagegraph.questions.answers import (
     traversal,
     upstream,
 )
-from lineagegraph.reports.orphans import Report, build_options, run_report
+from lineagegraph.reports.options import build_options
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.settings import GraphSettings, Settings
 from lineagegraph.settings import load_settings as _load_settings
 
@@ -85,7 +87,7 @@ def harvest_source(
 
 
 def orphans(store: GraphStore, settings: Settings, **options: object) -> Report:
-    """The orphaned-S3 report; `options` as reports.orphans.build_options (as_of, buckets,
+    """The orphaned-S3 report; `options` as reports.options.build_options (as_of, buckets,
     lookback_days, exclude, include_deleted, by, top). `.render(fmt)` prints it."""
     return run_report(store, build_options(settings.reports, "orphans", **options))  # type: ignore[arg-type]
 

@@ -47,7 +47,8 @@ from lineagegraph.render.diagrams import to_dot, to_mermaid
 from lineagegraph.render.html_page import to_html
 from lineagegraph.render.text import reached_table, tree
 from lineagegraph.render.views import View, impact_view, paths_view, traversal_view
-from lineagegraph.reports.orphans import ReportOptions, run_report
+from lineagegraph.reports.options import ReportOptions
+from lineagegraph.reports.orphans import run_report
 from lineagegraph.settings import GraphSettings
 from lineagegraph.values.globs import exclusion_globs
 from lineagegraph.values.pricing import default_price_table, load_prices

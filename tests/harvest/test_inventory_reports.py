@@ -31,7 +31,9 @@ from lineagegraph.harvest.s3.harvester import (
 )
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset, Flow, Transformation
-from lineagegraph.reports.orphans import DAY_MS, GROUPINGS, Report, ReportOptions, run_report
+from lineagegraph.reports.options import DAY_MS, GROUPINGS, ReportOptions
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.values.globs import exclusion_globs
 from lineagegraph.values.pricing import SMALL_OBJECT_BYTES, default_price_table, load_prices
 

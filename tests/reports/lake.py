@@ -13,7 +13,9 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import dataset_urn, name_of, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Asset, Flow, Item, PartOf, Scalar, Transformation
-from lineagegraph.reports.orphans import DAY_MS, Kind, Report, ReportOptions, run_report
+from lineagegraph.reports.options import DAY_MS, Kind, ReportOptions
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.values.globs import exclusion_globs
 from lineagegraph.values.pricing import GB, default_price_table, load_prices
 

@@ -22,14 +22,10 @@ from lake import DAY, T0, TABLE, Lake, orphaned, report, rows
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.identity import dataset_urn, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Flow
-from lineagegraph.reports.orphans import (
-    ReportOptions,
-    _rank,
-    _Sums,
-    iso,
-    tally_of,
-    usage_records,
-)
+from lineagegraph.reports.options import ReportOptions
+from lineagegraph.reports.presentation import iso
+from lineagegraph.reports.ranking import rank
+from lineagegraph.reports.tally import Sums, tally_of, usage_records
 from lineagegraph.store_check import EmptyGraph
 from lineagegraph.values.globs import Glob, compile_glob, exclusion_globs, glob_regex
 from lineagegraph.values.pricing import (
@@ -347,13 +343,13 @@ def test_rows_roll_up_and_rank_by_cost(lake: Lake) -> None:
 def test_rank_orders_by_cost_then_size_then_name(groups: list[tuple[Any, ...]]) -> None:
     """Most expensive first, then the largest, then by name (a missing name last): the whole
     order, ties included."""
-    sums = {(name, cls): _Sums(bytes=size, cost=cost) for name, cls, cost, size in groups}
+    sums = {(name, cls): Sums(bytes=size, cost=cost) for name, cls, cost, size in groups}
 
-    def whole_key(kv: tuple[tuple[Any, ...], _Sums]) -> tuple[Any, ...]:
+    def whole_key(kv: tuple[tuple[Any, ...], Sums]) -> tuple[Any, ...]:
         names = [(v is None, v or "") for v in kv[0]]
         return -kv[1].cost, -kv[1].bytes, names
 
-    assert _rank(sums) == sorted(sums.items(), key=whole_key)
+    assert rank(sums) == sorted(sums.items(), key=whole_key)
 
 
 def test_sort_oldest_lists_the_oldest_objects_first(lake: Lake) -> None:

@@ -13,7 +13,7 @@ from lineagegraph.harvest.s3.inventory_spark import write_inventory_rollups
 from lineagegraph.harvest.s3.scan import Scope
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset
-from lineagegraph.reports.orphans import ancestors, usage_records
+from lineagegraph.reports.tally import ancestors, usage_records
 from lineagegraph.values.globs import exclusion_globs
 from lineagegraph.values.pricing import Tally
 

@@ -11,14 +11,8 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.common import emit, format_option, output_option, pass_app, read_store
 from lineagegraph.output import FORMATS, terminal_width
-from lineagegraph.reports.orphans import (
-    GROUPINGS,
-    ORDERS,
-    Kind,
-    build_options,
-    parse_time,
-    run_report,
-)
+from lineagegraph.reports.options import GROUPINGS, ORDERS, Kind, build_options, parse_time
+from lineagegraph.reports.orphans import run_report
 
 
 class TimeParam(click.ParamType):

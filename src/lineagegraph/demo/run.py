@@ -26,7 +26,9 @@ from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.identity import column_urn, s3_file_urn, snowflake_urn
 from lineagegraph.pipeline import now_ms
 from lineagegraph.questions.lineage import Impact, LineagePath, impact, paths
-from lineagegraph.reports.orphans import Report, build_options, run_report
+from lineagegraph.reports.options import build_options
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import Report
 from lineagegraph.settings import Settings
 
 QUERY_GAP_MS = 200  # between the demo's Snowflake queries, which run after Spark's write

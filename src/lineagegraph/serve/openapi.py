@@ -7,7 +7,7 @@ from typing import Any
 from lineagegraph import __version__
 from lineagegraph.harvest.openlineage import EVENT_TYPES
 from lineagegraph.questions import lineage
-from lineagegraph.reports.orphans import GROUPINGS, ORDERS
+from lineagegraph.reports.options import GROUPINGS, ORDERS
 from lineagegraph.serve import listings, marquez, reports
 from lineagegraph.serve.explorer.pictures import MAX_EXPANDED, SIDES
 

@@ -10,15 +10,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from lineagegraph.reports.orphans import (
+from lineagegraph.reports.options import (
     GROUPINGS,
     ORDERS,
     Kind,
     ReportOptions,
     build_options,
     parse_time,
-    run_report,
 )
+from lineagegraph.reports.orphans import run_report
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.reading import answer, flag_param, int_param
