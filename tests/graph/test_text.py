@@ -6,13 +6,9 @@ before it is written (lineagegraph.graph.text)."""
 from __future__ import annotations
 
 import re
-import uuid
-from collections.abc import Iterator
 from itertools import pairwise
 from pathlib import Path
 
-import pytest
-from graphs import drop_graph
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,17 +25,6 @@ T0 = 1_700_000_000_000
 UNFINDABLE = ["a\x00b", "\x00", "s3://b/raw/Q1 ", " lead", "t\tz\t", "c\x01d", "x\n", "\x01",
               " ", "e\r", "f\x0b", "g\x0c"]  # fmt: skip
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
-
-
-@pytest.fixture()
-def falkordb(embedded_dir: Path) -> Iterator[FalkorDBStore]:
-    store = open_store(GraphSettings(data_dir=embedded_dir, graph_name=f"t_{uuid.uuid4().hex}"))
-    assert isinstance(store, FalkorDBStore)
-    try:
-        yield store
-    finally:
-        drop_graph(store)
-        store.close()
 
 
 @given(text)

@@ -23,12 +23,7 @@ from __future__ import annotations
 
 import multiprocessing
 import random
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-from graphs import drop_graph
 
 from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
 from lineagegraph.graph.store import open_store
@@ -77,18 +72,6 @@ def write_all(data_dir: Path, graph: str, seed: int) -> None:
         for item in items(seed):
             writer.add(item)
         writer.flush()
-
-
-@pytest.fixture()
-def falkordb(embedded_dir: Path) -> Iterator[FalkorDBStore]:
-    graph = f"test_{uuid.uuid4().hex[:12]}"
-    store = open_store(GraphSettings(data_dir=embedded_dir, graph_name=graph))
-    assert isinstance(store, FalkorDBStore)
-    try:
-        yield store
-    finally:
-        drop_graph(store)
-        store.close()
 
 
 def values(store: FalkorDBStore, cypher: str) -> list[object]:

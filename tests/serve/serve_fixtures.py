@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,17 @@ import requests
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TOKEN = "t0ken-for-tests-only"
+
+
+def wait_for(check: Callable[[], Any], seconds: float = 60) -> Any:
+    """Poll `check()` until its value is truthy (serve ingests about twice a second) or time
+    runs out; that last value."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.1)
 
 
 def free_port() -> int:

@@ -11,11 +11,9 @@ import re
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from serve_fixtures import SRC, Server, client, run_event
+from serve_fixtures import SRC, Server, client, run_event, wait_for
 
 SF = "snowflake://org-acct"
 JOINED = re.compile(r"joined the running embedded server in .* \(pid (\d+)\)")
@@ -65,13 +63,3 @@ def ingested(server: Server) -> list[object]:
     """The upstream assets serve's own API finds (none until its ingester has run)."""
     answer = server.get("/api/v1/upstream", name=f"{SF}/DB.S.DAILY")
     return answer.json()["assets"] if answer.ok else []
-
-
-def wait_for(check: Callable[[], bool], seconds: float = 30) -> bool:
-    """Poll until `check()` holds (serve ingests about twice a second)."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True

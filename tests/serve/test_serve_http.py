@@ -16,22 +16,12 @@ from typing import Any
 import pytest
 import requests
 from click.testing import CliRunner
-from serve_fixtures import TOKEN, Server, client, run_event
+from serve_fixtures import TOKEN, Server, client, run_event, wait_for
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import open_store
 from lineagegraph.pipeline import harvest_lock, lock_file
 from lineagegraph.settings import GraphSettings
-
-
-def wait_for(check: Any, seconds: float = 30) -> Any:
-    """Poll until `check()` is truthy (ingestion runs about twice a second)."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.1)
 
 
 def assert_jobs_in_graph(server: Server, names: Iterable[str]) -> None:

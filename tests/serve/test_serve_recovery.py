@@ -9,22 +9,12 @@ import os
 import signal
 import time
 from pathlib import Path
-from typing import Any
 
 import requests
-from serve_fixtures import Server, run_event
+from serve_fixtures import Server, run_event, wait_for
 
 from lineagegraph.errors import QueryError, StoreError
 from lineagegraph.serve.spool import Ingester, Spool
-
-
-def wait_for(check: Any, seconds: float = 60) -> Any:
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.2)
 
 
 def event(job: str, dataset: str = "in") -> str:
