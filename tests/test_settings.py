@@ -150,3 +150,39 @@ def test_each_section_module_imports_first_and_alone(first: str) -> None:
         or m.startswith(("lineagegraph.graph.store", "lineagegraph.pipeline"))
     ]
     assert not heavy and set(SECTION_MODULES) <= set(loaded), loaded
+
+
+def test_a_plugin_section_is_checked_like_a_built_in_one() -> None:
+    """source_settings: defaults for a missing table, values coerced, and a bad value, an
+    empty secret or a rule of the model's check() a ConfigError naming [sources.NAME]."""
+    from pydantic import Field, SecretStr
+
+    from lineagegraph.settings import Section, source_settings
+
+    class Airflow(Section):
+        url: str | None = Field(None, description="Where.")
+        token: SecretStr | None = Field(None, description="Key.")
+        retries: int = Field(3, ge=0, description="How often.")
+
+        def check(self) -> None:
+            super().check()
+            if self.token and not self.url:
+                raise ValueError("token is set but url is not")
+
+    assert source_settings(load_settings(), "airflow", Airflow).retries == 3
+    given = load_settings(None, sources={"airflow": {"url": "http://a", "retries": "5"}})
+    assert source_settings(given, "airflow", Airflow).retries == 5
+    cases = {
+        "invalid setting sources.airflow.retries / LINEAGEGRAPH_SOURCES__AIRFLOW__RETRIES: "
+        "Input should be greater than or equal to 0": {"retries": -1},
+        "invalid [sources.airflow] settings (LINEAGEGRAPH_SOURCES__AIRFLOW__*): token is empty": {
+            "url": "http://a",
+            "token": " ",
+        },
+        "invalid [sources.airflow] settings (LINEAGEGRAPH_SOURCES__AIRFLOW__*): token is set "
+        "but url is not": {"token": "k"},
+    }
+    for message, table in cases.items():
+        with pytest.raises(ConfigError) as caught:
+            source_settings(load_settings(None, sources={"airflow": table}), "airflow", Airflow)
+        assert str(caught.value).startswith(message), str(caught.value)

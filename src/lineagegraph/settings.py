@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
@@ -63,12 +63,14 @@ __all__ = [
     "load_settings",
     "redact",
     "secret_values",
+    "source_settings",
     "with_overrides",
 ]
 
 log = logging.getLogger("lineagegraph.settings")
 
 DEFAULT_CONFIG = Path("config/lineagegraph.toml")
+S = TypeVar("S", bound=Section)
 
 
 class IdentitySettings(Section):
@@ -178,7 +180,8 @@ class Settings(BaseSettings):
     sources: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Settings of the sources that plug-in packages add, one [sources.NAME] "
-        "table each (LINEAGEGRAPH_SOURCES__NAME__KEY); each source checks its own.",
+        "table each (LINEAGEGRAPH_SOURCES__NAME__KEY), checked by the source's own "
+        "settings_model when it has one.",
     )
     serve: ServeSettings = Field(default_factory=ServeSettings)
 
@@ -238,13 +241,15 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
         _config_path = None
 
 
-def _describe(exc: ValidationError, path: Path | None) -> str:
-    """One line per bad key, naming both spellings a user may have used."""
+def _describe(exc: ValidationError, path: Path | str | None, under: tuple[str, ...] = ()) -> str:
+    """One line per bad key (of the table at `under`), naming both spellings a user may have
+    used."""
     where = f" (from the environment or {path})" if path else " (from the environment)"
     lines = []
     for err in exc.errors():
-        dotted = ".".join(str(p) for p in err["loc"])
-        env = ENV_PREFIX + "__".join(str(p) for p in err["loc"]).upper()
+        loc = (*under, *err["loc"])
+        dotted = ".".join(str(p) for p in loc)
+        env = ENV_PREFIX + "__".join(str(p) for p in loc).upper()
         msg = err["msg"] if err["type"] != "extra_forbidden" else "unknown setting"
         lines.append(f"invalid setting {dotted} / {env}: {msg}")
     return "; ".join(lines) + where
@@ -265,16 +270,34 @@ def with_overrides(settings: Settings, section: str, **changes: Any) -> Settings
             f"--{str(e['loc'][0]).replace('_', '-')}: {e['msg']}" for e in exc.errors()
         )
         raise ConfigError(problems) from None
+    _checked(updated, section, given)
+    return settings.model_copy(update={section: updated}) if given else settings
+
+
+def _checked(section: Section, name: str, given: Mapping[str, Any]) -> None:
+    """`section.check()`, its ValueError a ConfigError naming the --option (of a value given on
+    the command line) or the section and its environment variables."""
     try:
-        updated.check()
+        section.check()
     except ValueError as exc:
         field = str(exc).split(" ", 1)[0]
         if field in given:  # about a value given on the command line: name its option
             raise ConfigError(f"--{field.replace('_', '-')}: {exc}") from None
-        raise ConfigError(
-            f"invalid [{section}] settings ({ENV_PREFIX}{section.upper()}__*): {exc}"
-        ) from None
-    return settings.model_copy(update={section: updated}) if given else settings
+        env = ENV_PREFIX + name.replace(".", "__").upper()
+        raise ConfigError(f"invalid [{name}] settings ({env}__*): {exc}") from None
+
+
+def source_settings(settings: Settings, name: str, model: type[S]) -> S:
+    """A plug-in source's `[sources.NAME]` table validated by its own model (a `Section`), as
+    built-in sections are: an unknown key or a bad value is a ConfigError naming
+    `sources.NAME.KEY` and `LINEAGEGRAPH_SOURCES__NAME__KEY`, and the model's `check()` runs.
+    `harvest NAME` and `harvest all` call it before a source with a `settings_model` runs."""
+    try:
+        found = model.model_validate(settings.sources.get(name, {}))
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, "the config file", ("sources", name))) from None
+    _checked(found, f"sources.{name}", {})
+    return found
 
 
 def warn_unknown_env(environ: Mapping[str, str]) -> None:
