@@ -5,7 +5,7 @@
 
 The pages are generated so that they cannot drift from what they describe: the CLI reference
 from the click command tree (`lineagegraph.cli`), the settings reference from the pydantic
-models of `lineagegraph.settings` (every field's type, default, environment variable and
+models that `lineagegraph.settings` composes (every field's type, default, environment variable and
 description), and the statement list from `cypher/*.cypher` (each file's leading comment).
 `tests/test_docs.py` regenerates them in memory and fails when a committed page differs.
 """
@@ -164,8 +164,9 @@ def settings_page() -> str:
         "else its default; command-line options win over both. How the file and the "
         "environment are read, and what a bad value does: [Configuration](configuration.md)."
     )
-    out = [HEADER.format(command=COMMAND, source="the pydantic models in "
-                         "`src/lineagegraph/settings.py`", title="Settings reference",
+    out = [HEADER.format(command=COMMAND, source="the pydantic models each source declares "
+                         "beside its code, composed in `src/lineagegraph/settings.py`",
+                         title="Settings reference",
                          intro=intro)]  # fmt: skip
     for section, info in Settings.model_fields.items():
         model = info.annotation

@@ -28,12 +28,26 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.model",
             "lineagegraph.identity",
             "lineagegraph.jsonlines",
-            "lineagegraph.settings",
+            "lineagegraph.settings_base",  # what every settings section shares
             "lineagegraph.output",
             "lineagegraph.gc_pause",
             "lineagegraph.processes",
             "lineagegraph.column_links",
             "lineagegraph.values",  # shared values of harvest and reports (globs, pricing)
+        ],
+    ),
+    (
+        # Each source's section sits beside its code but below it; the root composes them.
+        # (Their packages' __init__ load nothing else: tests/test_settings.py checks.)
+        "settings",
+        [
+            "lineagegraph.graph.settings",
+            "lineagegraph.spark.settings",
+            "lineagegraph.harvest.s3.settings",
+            "lineagegraph.harvest.snowflake.settings",
+            "lineagegraph.harvest.dbt.settings",
+            "lineagegraph.harvest.openlineage_settings",
+            "lineagegraph.settings",
         ],
     ),
     ("graph", ["lineagegraph.graph", "lineagegraph.store_check"]),

@@ -112,3 +112,77 @@ def test_the_listener_endpoint_must_be_an_http_url_and_its_token_a_secret(
     s = load_settings()
     assert "spark-t0ken-secret" not in repr(s) and "spark-t0ken-secret" not in str(s.model_dump())
     assert s.spark.openlineage_url == "http://lineage-host:5000"
+
+
+SECTION_MODULES = [
+    "lineagegraph.settings",
+    "lineagegraph.graph.settings",
+    "lineagegraph.spark.settings",
+    "lineagegraph.harvest.s3.settings",
+    "lineagegraph.harvest.snowflake.settings",
+    "lineagegraph.harvest.dbt.settings",
+    "lineagegraph.harvest.openlineage_settings",
+]
+
+
+@pytest.mark.parametrize("first", SECTION_MODULES)
+def test_each_section_module_imports_first_and_alone(first: str) -> None:
+    """Sections sit beside their sources, whose packages' __init__ run when one is imported:
+    imported first in a fresh interpreter, each loads (no import cycle) without the harvesters,
+    the Spark listener, the graph store or the harvest loop (tests/test_layers.py sees only
+    explicit imports, not what a package's __init__ brings)."""
+    import subprocess
+    import sys
+
+    code = (
+        f"import sys, {first}, lineagegraph.settings\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('lineagegraph'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = done.stdout.split()
+    heavy = [
+        m
+        for m in loaded
+        if m.endswith((".harvester", ".listener", ".http"))
+        or m.startswith(("lineagegraph.graph.store", "lineagegraph.pipeline"))
+    ]
+    assert not heavy and set(SECTION_MODULES) <= set(loaded), loaded
+
+
+def test_a_plugin_section_is_checked_like_a_built_in_one() -> None:
+    """source_settings: defaults for a missing table, values coerced, and a bad value, an
+    empty secret or a rule of the model's check() a ConfigError naming [sources.NAME]."""
+    from pydantic import Field, SecretStr
+
+    from lineagegraph.settings import Section, source_settings
+
+    class Airflow(Section):
+        url: str | None = Field(None, description="Where.")
+        token: SecretStr | None = Field(None, description="Key.")
+        retries: int = Field(3, ge=0, description="How often.")
+
+        def check(self) -> None:
+            super().check()
+            if self.token and not self.url:
+                raise ValueError("token is set but url is not")
+
+    assert source_settings(load_settings(), "airflow", Airflow).retries == 3
+    given = load_settings(None, sources={"airflow": {"url": "http://a", "retries": "5"}})
+    assert source_settings(given, "airflow", Airflow).retries == 5
+    cases = {
+        "invalid setting sources.airflow.retries / LINEAGEGRAPH_SOURCES__AIRFLOW__RETRIES: "
+        "Input should be greater than or equal to 0": {"retries": -1},
+        "invalid [sources.airflow] settings (LINEAGEGRAPH_SOURCES__AIRFLOW__*): token is empty": {
+            "url": "http://a",
+            "token": " ",
+        },
+        "invalid [sources.airflow] settings (LINEAGEGRAPH_SOURCES__AIRFLOW__*): token is set "
+        "but url is not": {"token": "k"},
+    }
+    for message, table in cases.items():
+        with pytest.raises(ConfigError) as caught:
+            source_settings(load_settings(None, sources={"airflow": table}), "airflow", Airflow)
+        assert str(caught.value).startswith(message), str(caught.value)

@@ -6,7 +6,7 @@ import json
 import logging
 from datetime import UTC, datetime
 
-from lineagegraph.settings import redact
+from lineagegraph.settings_base import redact
 
 # Attributes every LogRecord has; anything else was passed with `extra=` and is structured data.
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime", "taskName"}

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from botocore.client import BaseClient
@@ -18,7 +19,9 @@ from s3_fixtures import put_many, s3_settings
 
 import lineagegraph
 from lineagegraph.cli import cli
+from lineagegraph.errors import ConfigError
 from lineagegraph.harvest.s3 import S3Harvester
+from lineagegraph.settings import Section
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data" / "openlineage"
@@ -103,6 +106,59 @@ def test_an_installed_plugin_is_a_source(plugin_site: Path, tmp_path: Path) -> N
                      every.stdout, re.MULTILINE), every.stdout  # fmt: skip
     assert "Needs [sources.csv] file" in lineagegraph_cli(plugin_site, store, "harvest", "csv",
                                                      "--help").stdout  # fmt: skip
+
+
+def test_a_plugins_settings_model_checks_its_table(plugin_site: Path, tmp_path: Path) -> None:
+    """[sources.csv] is validated by the plug-in's settings_model before it runs: a typo or a
+    bad value stops it as a built-in section's would, naming both spellings; a good value is
+    read from the model (a `;` delimiter)."""
+    store, pairs = tmp_path / "store", tmp_path / "copies.csv"
+    pairs.write_text("s3://lake/raw/orders;s3://lake/curated/orders\n")
+    env = {"LINEAGEGRAPH_SOURCES__CSV__FILE": str(pairs)}
+    typo = lineagegraph_cli(plugin_site, store, "harvest", "csv",
+                            LINEAGEGRAPH_SOURCES__CSV__DELIMTER=";", **env)  # fmt: skip
+    assert typo.returncode == 2, typo.stderr
+    assert ("invalid setting sources.csv.delimter / LINEAGEGRAPH_SOURCES__CSV__DELIMTER: "
+            "unknown setting") in typo.stderr  # fmt: skip
+    bad = lineagegraph_cli(plugin_site, store, "harvest", "all", "--only", "csv",
+                           LINEAGEGRAPH_SOURCES__CSV__DELIMITER=";;", **env)  # fmt: skip
+    assert bad.returncode != 0
+    assert re.search(r"^csv: FAILED in .*invalid setting sources\.csv\.delimiter / "
+                     r"LINEAGEGRAPH_SOURCES__CSV__DELIMITER: String should have at most 1 "
+                     r"character", bad.stdout, re.MULTILINE), bad.stdout  # fmt: skip
+    ran = lineagegraph_cli(plugin_site, store, "harvest", "csv",
+                           LINEAGEGRAPH_SOURCES__CSV__DELIMITER=";", **env)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert re.fullmatch(rf"{pairs}: 1 pairs; run \w+: success\n", ran.stdout)
+
+
+class RawHarvester:
+    """A plug-in without a settings_model: its table reaches it as written, a plain dict."""
+
+    name = "raw"
+    section = None
+    needs = "[sources.raw]"
+    seen: ClassVar[dict[str, object]] = {}
+
+    def not_configured(self, settings: lineagegraph.Settings) -> str | None:
+        return None
+
+    def run(
+        self, store: object, settings: lineagegraph.Settings, *, progress: object
+    ) -> list[lineagegraph.HarvestReport]:
+        RawHarvester.seen = settings.sources["raw"]
+        return []
+
+
+def test_a_plugin_without_a_settings_model_gets_its_table_unchecked(tmp_path: Path) -> None:
+    from lineagegraph.settings import load_settings
+
+    settings = load_settings(
+        None, graph={"data_dir": tmp_path / "store"}, sources={"raw": {"anY_key": [1, "x"]}}
+    )
+    with lineagegraph.open_store(settings) as store:
+        assert lineagegraph.harvest_source(RawHarvester(), store, settings) == []
+    assert RawHarvester.seen == {"anY_key": [1, "x"]}
 
 
 def test_a_broken_plugin_is_left_out_with_a_warning(tmp_path: Path) -> None:
@@ -192,3 +248,28 @@ def test_the_api_runs_a_source_with_options_and_the_reports(
     assert document["report"] == "orphans" and document["buckets"] == [bucket]
     assert sum(row["objects"] for row in document["rows"]) == 2  # nothing read them
     assert cost.render("csv").splitlines()[0].startswith("bucket,")
+
+
+class ModelledHarvester(RawHarvester):
+    """A plug-in with a settings_model whose run does not read it: lineagegraph checks the
+    table before run, the plug-in need not."""
+
+    name = "modelled"
+    settings_model = Section  # no keys at all
+
+    def run(
+        self, store: object, settings: lineagegraph.Settings, *, progress: object
+    ) -> list[lineagegraph.HarvestReport]:
+        raise AssertionError("ran with a table its model refuses")
+
+
+def test_a_settings_model_is_checked_before_the_source_runs(tmp_path: Path) -> None:
+    from lineagegraph.settings import load_settings
+
+    settings = load_settings(
+        None, graph={"data_dir": tmp_path / "store"}, sources={"modelled": {"typo": 1}}
+    )
+    with lineagegraph.open_store(settings) as store, pytest.raises(ConfigError, match=(
+        r"^invalid setting sources\.modelled\.typo / LINEAGEGRAPH_SOURCES__MODELLED__TYPO: "
+        r"unknown setting")):  # fmt: skip
+        lineagegraph.harvest_source(ModelledHarvester(), store, settings)

@@ -20,9 +20,9 @@ from lineagegraph import gc_pause
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result, written
 from lineagegraph.graph.embedded import EmbeddedServer
+from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.graph.statements import schema_statements, schema_version, statement
 from lineagegraph.graph.text import decode, encode
-from lineagegraph.settings import GraphSettings
 
 # The unique constraints older stores have: FalkorDB 4.16 crashes checking one on a value
 # with a space at either end or a control character, so init_schema drops them. Keys stay

@@ -10,8 +10,9 @@ from neo4j import exceptions as neo4j_errors
 
 from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result
+from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.graph.statements import schema_statements
-from lineagegraph.settings import GraphSettings, redact
+from lineagegraph.settings_base import redact
 
 
 class Neo4jStore(GraphStore):

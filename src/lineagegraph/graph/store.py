@@ -6,7 +6,7 @@ Backends import base.py, and only this module imports the backends: no import cy
 from __future__ import annotations
 
 from lineagegraph.graph.base import GraphStore, Result, chunks, distinct_rounds
-from lineagegraph.settings import GraphSettings
+from lineagegraph.graph.settings import GraphSettings
 
 __all__ = ["GraphStore", "Result", "chunks", "distinct_rounds", "open_store"]
 

@@ -16,7 +16,7 @@ from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.base import Harvester, HarvestReport, Progress, no_progress
 from lineagegraph.harvest.registry import harvesters
 from lineagegraph.pipeline import harvest_lock, lock_file
-from lineagegraph.settings import Settings, with_overrides
+from lineagegraph.settings import Settings, source_settings, with_overrides
 
 log = logging.getLogger("lineagegraph.harvest.all")
 
@@ -25,9 +25,13 @@ def run_harvester(
     harvester: Harvester, store: GraphStore, settings: Settings, progress: Progress = no_progress
 ) -> list[HarvestReport]:
     """Run one source: its settings section is checked first (rules across fields, which
-    start-up leaves to the commands that use a section), then it harvests into `store`."""
+    start-up leaves to the commands that use a section), or a plug-in's [sources.NAME] table
+    against its `settings_model`, then it harvests into `store`."""
+    model = getattr(harvester, "settings_model", None)
     if harvester.section is not None:
         settings = with_overrides(settings, harvester.section)
+    elif model is not None:
+        source_settings(settings, harvester.name, model)
     return harvester.run(store, settings, progress=progress)
 
 

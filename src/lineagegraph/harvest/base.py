@@ -86,7 +86,11 @@ def no_progress(tick: Tick) -> None:
 @runtime_checkable
 class Harvester(Protocol):
     """A source of lineage. Instances may carry per-call options (a bucket, a path); the
-    registry holds one made with no arguments, which reads everything from settings."""
+    registry holds one made with no arguments, which reads everything from settings.
+
+    A plug-in may also set `settings_model`, a `lineagegraph.settings_base.Section` subclass:
+    its `[sources.NAME]` table is then validated by it before it runs (optional, so not a
+    member here: plug-ins without one get their table as a plain dict)."""
 
     @property
     def name(self) -> str:

@@ -29,6 +29,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.text import too_long
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
+from lineagegraph.harvest.openlineage_settings import OpenLineageSettings
 from lineagegraph.harvest.reducer import ColumnSet, ColumnShape, RunReducer
 from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
@@ -44,7 +45,7 @@ from lineagegraph.model import (
     Transformation,
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
-from lineagegraph.settings import OpenLineageSettings, Settings
+from lineagegraph.settings import Settings
 
 log = logging.getLogger(__name__)
 SYSTEM = "openlineage"

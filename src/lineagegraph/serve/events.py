@@ -13,9 +13,9 @@ import zlib
 from typing import Any
 
 from lineagegraph.harvest.openlineage import EventError, EventMapper, EventTooLarge
+from lineagegraph.harvest.openlineage_settings import OpenLineageSettings
 from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, parse_json
-from lineagegraph.settings import OpenLineageSettings
 
 
 class BadRequest(ValueError):

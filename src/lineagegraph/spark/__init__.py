@@ -13,14 +13,19 @@ from __future__ import annotations
 import atexit
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lineagegraph.errors import ConfigError
-from lineagegraph.settings import Settings, load_settings, redact, with_overrides
+from lineagegraph.settings_base import redact
 from lineagegraph.spark.actions import AppInfo, Naming
-from lineagegraph.spark.listener import QueryListener, Worker, make_sinks, registered_proxy
 from lineagegraph.spark.spool_files import check_writable
 from lineagegraph.spark.threads import Counts
+
+# The listener (and the graph it writes to) and the settings loader load when the agent is
+# installed: lineagegraph.settings imports lineagegraph.spark.settings, which runs this file.
+if TYPE_CHECKING:
+    from lineagegraph.settings import Settings
+    from lineagegraph.spark.listener import Worker
 
 __all__ = ["SPARK_CONF", "SparkLineage", "install"]
 
@@ -74,6 +79,8 @@ class SparkLineage:
         self.stopped = True
         self.flush(timeout)
         self.listener.stopped = True
+        from lineagegraph.spark.listener import registered_proxy
+
         try:
             manager = self.spark._jsparkSession.listenerManager()
             proxy = registered_proxy(manager, self.listener)
@@ -114,6 +121,8 @@ def install(
         settings = _settings_from(spark, emit, spool_dir, openlineage_dir, app_name)
     _check(settings)
     from pyspark.java_gateway import ensure_callback_server_started
+
+    from lineagegraph.spark.listener import QueryListener, Worker, make_sinks
 
     context = spark.sparkContext
     app = AppInfo(
@@ -156,12 +165,16 @@ def _settings_from(
     for name, value in explicit.items():
         if value is not None:
             overrides.setdefault("spark", {})[name] = value
+    from lineagegraph.settings import load_settings
+
     return load_settings(None, **overrides)
 
 
 def _check(settings: Settings) -> None:
     """Directories that cannot be written fail here, before the job runs; a URL that would go
     unused is said, not silently ignored."""
+    from lineagegraph.settings import with_overrides
+
     with_overrides(settings, "spark")  # its rules across fields: no empty openlineage_token
     if settings.spark.emit in ("graph", "both"):
         check_writable(settings.spark.spool_dir, "Spark lineage spool directory")

@@ -27,8 +27,8 @@ from botocore.exceptions import (
 )
 
 from lineagegraph.errors import ConfigError, LineageGraphError
+from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.identity import IdentityError
-from lineagegraph.settings import S3Settings
 
 _THROTTLED = frozenset({
     "SlowDown", "Throttling", "ThrottlingException", "RequestLimitExceeded",

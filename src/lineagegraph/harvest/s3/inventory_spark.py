@@ -23,9 +23,9 @@ from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.harvest.s3.client import make_client
 from lineagegraph.harvest.s3.inventory import DataFile, Manifest, data_file_pages
 from lineagegraph.harvest.s3.scan import S3Object, Scope
+from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.harvest.s3.settle import live_objects
 from lineagegraph.identity import FoldRules, is_folder_marker, s3_dataset_urn_for_key, s3_file_urn
-from lineagegraph.settings import S3Settings
 from lineagegraph.values.globs import Glob
 from lineagegraph.values.pricing import Tally
 

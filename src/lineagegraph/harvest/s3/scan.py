@@ -30,6 +30,7 @@ from typing import Any
 
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.harvest.s3.client import describe_error
+from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.identity import (
     FoldRules,
     is_folder_marker,
@@ -38,7 +39,6 @@ from lineagegraph.identity import (
     s3_file_urn,
 )
 from lineagegraph.pipeline import HarvestRun
-from lineagegraph.settings import S3Settings
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.harvest.s3.scan import Scope
+from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.pipeline import HarvestRun
-from lineagegraph.settings import S3Settings
 
 ROLLUP_PAGE = 2000  # datasets per rollup round trip
 

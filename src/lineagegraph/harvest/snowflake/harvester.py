@@ -37,6 +37,7 @@ from lineagegraph.harvest.snowflake.access_history import (
     MalformedRow,
     RowConverter,
 )
+from lineagegraph.harvest.snowflake.settings import SnowflakeSettings
 from lineagegraph.harvest.snowflake.stages import (
     StageResolver,
     describe_unresolved,
@@ -54,7 +55,7 @@ from lineagegraph.identity import (
 )
 from lineagegraph.model import Asset, Flow, Item
 from lineagegraph.pipeline import harvest_run, last_watermark, now_ms
-from lineagegraph.settings import Settings, SnowflakeSettings
+from lineagegraph.settings import Settings
 
 log = logging.getLogger(__name__)
 
