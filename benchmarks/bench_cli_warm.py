@@ -67,10 +67,11 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=5, help="hops the question follows")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each, median reported")
     parser.add_argument(
-        "--store", type=Path,
+        "--store",
+        type=Path,
         help="keep the graph in this directory, and reuse it when it already holds one "
         "(built by this script; --assets is then what it was built with)",
-    )  # fmt: skip
+    )
     args = parse_args(parser, assets=2_000, repeat=1)
     with tempfile.TemporaryDirectory(prefix="bench-cli-warm-") as tmp:
         data_dir = args.store or Path(tmp) / "store"
@@ -79,12 +80,22 @@ def main() -> None:
             began = time.perf_counter()
             with open_store(GraphSettings(data_dir=data_dir)) as store:
                 build(store, items)
-            print(f"graph: {args.assets:,} assets, {shape.flows:,} flows, built in "
-                  f"{time.perf_counter() - began:.0f} s")  # fmt: skip
+            print(
+                f"graph: {args.assets:,} assets, {shape.flows:,} flows, built in "
+                f"{time.perf_counter() - began:.0f} s"
+            )
         print(f"store: {data_dir} ({args.assets:,} assets)")
         # The first asset of the last layer: every graph generate() builds has it.
-        ask = ["-m", "lineagegraph.cli", "upstream", urn_of("reports", 0),
-               "--depth", str(args.depth), "--format", "json"]  # fmt: skip
+        ask = [
+            "-m",
+            "lineagegraph.cli",
+            "upstream",
+            urn_of("reports", 0),
+            "--depth",
+            str(args.depth),
+            "--format",
+            "json",
+        ]
         floor, _ = median_run(["-c", "import lineagegraph.cli"], data_dir, args.repeat)
         cold, answer = median_run(ask, data_dir, args.repeat)
         serve = start_server(data_dir, free_port())

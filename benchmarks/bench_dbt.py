@@ -54,8 +54,14 @@ def source_node(i: int, columns: list[str]) -> dict[str, Any]:
     node = copy.deepcopy(SHAPES["source"])
     name = f"src_{i}"
     unique_id = f"source.bench.raw.{name}"
-    node.update(unique_id=unique_id, name=name, identifier=name, schema="raw",
-                fqn=["bench", "raw", name], database="bench")  # fmt: skip
+    node.update(
+        unique_id=unique_id,
+        name=name,
+        identifier=name,
+        schema="raw",
+        fqn=["bench", "raw", name],
+        database="bench",
+    )
     node["relation_name"] = relation(node)
     shape = next(iter(SHAPES["source"]["columns"].values()))
     node["columns"] = {c: {**copy.deepcopy(shape), "name": c} for c in columns}
@@ -65,8 +71,16 @@ def source_node(i: int, columns: list[str]) -> dict[str, Any]:
 def model_node(name: str, parents: list[dict[str, Any]], columns: list[str]) -> dict[str, Any]:
     node = copy.deepcopy(SHAPES["model"])
     unique_id = f"model.bench.{name}"
-    node.update(unique_id=unique_id, name=name, alias=name, database="bench", schema="main",
-                fqn=["bench", name], path=f"{name}.sql", columns={})  # fmt: skip
+    node.update(
+        unique_id=unique_id,
+        name=name,
+        alias=name,
+        database="bench",
+        schema="main",
+        fqn=["bench", name],
+        path=f"{name}.sql",
+        columns={},
+    )
     node["relation_name"] = relation(node)
     node["depends_on"] = {"macros": [], "nodes": [p["unique_id"] for p in parents]}
     aliases = [f"t{i}" for i in range(len(parents))]
@@ -74,8 +88,11 @@ def model_node(name: str, parents: list[dict[str, Any]], columns: list[str]) -> 
     for i, column in enumerate(columns):
         a = aliases[i % len(aliases)]
         b = aliases[(i + 1) % len(aliases)]
-        selects.append(f"{a}.id as {column}" if column == "id"
-                       else f"coalesce({a}.{column}, {b}.{column}) as {column}")  # fmt: skip
+        selects.append(
+            f"{a}.id as {column}"
+            if column == "id"
+            else f"coalesce({a}.{column}, {b}.{column}) as {column}"
+        )
     joins = "".join(
         f"\nleft join {relation(p)} as {a} on {a}.id = t0.id"
         for p, a in zip(parents[1:], aliases[1:], strict=True)
@@ -90,10 +107,15 @@ def model_node(name: str, parents: list[dict[str, Any]], columns: list[str]) -> 
 def catalog_entry(node: dict[str, Any], columns: list[str]) -> dict[str, Any]:
     entry = copy.deepcopy(SHAPES["catalog_node"])
     entry["unique_id"] = node["unique_id"]
-    entry["metadata"].update(database=node["database"], schema=node["schema"],
-                             name=node.get("alias") or node["identifier"])  # fmt: skip
-    entry["columns"] = {c: {"type": "INTEGER", "index": i + 1, "name": c, "comment": None}
-                        for i, c in enumerate(columns)}  # fmt: skip
+    entry["metadata"].update(
+        database=node["database"],
+        schema=node["schema"],
+        name=node.get("alias") or node["identifier"],
+    )
+    entry["columns"] = {
+        c: {"type": "INTEGER", "index": i + 1, "name": c, "comment": None}
+        for i, c in enumerate(columns)
+    }
     return entry
 
 
@@ -162,8 +184,10 @@ def main() -> None:
         target.mkdir()
         synthesize(target, args.models, args.columns)
         size = sum(p.stat().st_size for p in target.iterdir()) / 1e6
-        print(f"project: {args.models:,} models, {args.models * args.columns:,} model columns, "
-              f"{size:.0f} MB of JSON; load average {os.getloadavg()[0]:.2f}")  # fmt: skip
+        print(
+            f"project: {args.models:,} models, {args.models * args.columns:,} model columns, "
+            f"{size:.0f} MB of JSON; load average {os.getloadavg()[0]:.2f}"
+        )
 
         started = time.perf_counter()
         for name in ("manifest.json", "catalog.json"):
@@ -176,8 +200,10 @@ def main() -> None:
         project = read_project(target, namespace=NAMESPACE, column_lineage=lineage)
         count = sum(1 for _ in project.items())
         parsed = time.perf_counter() - started
-        print(f"read and map, no store: {parsed:.2f} s, {count:,} values, "
-              f"{project.report.counts.get('column_feeds', 0):,} column feeds")  # fmt: skip
+        print(
+            f"read and map, no store: {parsed:.2f} s, {count:,} values, "
+            f"{project.report.counts.get('column_feeds', 0):,} column feeds"
+        )
         del project
 
         with open_store(GraphSettings(data_dir=data_dir, graph_name="bench")) as store:
@@ -191,17 +217,25 @@ def main() -> None:
         assert run.status == "success", run.error
         models = report.counts.get("models", 0)
         rss = peak_rss_mb()
-        print(f"harvest dbt into the embedded graph: {seconds:.2f} s, {models / seconds:,.0f} "
-              f"models/s, {report.counts.get('columns', 0):,} columns; load average "
-              f"{os.getloadavg()[0]:.2f}")  # fmt: skip
-        print(f"CPU: {cpu[0]:.2f} s this process (parsing on one thread, writing on another), "
-              f"{cpu[1]:.2f} s the embedded server")  # fmt: skip
-        print(f"ratio: harvest {seconds / baseline:.1f}x json.load alone "
-              f"(read and map {parsed / baseline:.1f}x)")  # fmt: skip
+        print(
+            f"harvest dbt into the embedded graph: {seconds:.2f} s, {models / seconds:,.0f} "
+            f"models/s, {report.counts.get('columns', 0):,} columns; load average "
+            f"{os.getloadavg()[0]:.2f}"
+        )
+        print(
+            f"CPU: {cpu[0]:.2f} s this process (parsing on one thread, writing on another), "
+            f"{cpu[1]:.2f} s the embedded server"
+        )
+        print(
+            f"ratio: harvest {seconds / baseline:.1f}x json.load alone "
+            f"(read and map {parsed / baseline:.1f}x)"
+        )
         print(f"peak RSS: {rss:.0f} MB this process, {server:.0f} MB the embedded server")
         met = seconds < GOAL_SECONDS and rss < GOAL_RSS_MB
-        print(f"goal (< {GOAL_SECONDS:.0f} s, < {GOAL_RSS_MB} MB at 5,000 models): "
-              f"{'met' if met else 'NOT met'} at {args.models:,} models")  # fmt: skip
+        print(
+            f"goal (< {GOAL_SECONDS:.0f} s, < {GOAL_RSS_MB} MB at 5,000 models): "
+            f"{'met' if met else 'NOT met'} at {args.models:,} models"
+        )
 
 
 if __name__ == "__main__":

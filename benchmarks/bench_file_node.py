@@ -41,8 +41,18 @@ from lineagegraph.settings import GraphSettings
 SEEN = 1_719_792_000_000
 PER_DATASET = 200
 GOAL_BYTES = 300
-BASELINE = ("system", "name", "first_seen", "last_seen", "bucket", "key", "size",
-            "storage_class", "last_modified", "etag")  # fmt: skip
+BASELINE = (
+    "system",
+    "name",
+    "first_seen",
+    "last_seen",
+    "bucket",
+    "key",
+    "size",
+    "storage_class",
+    "last_modified",
+    "etag",
+)
 LEAN = ("system", "name", "first_seen", "last_seen", "size", "storage_class", "last_modified")
 # Per variant: the properties kept, and how the node is keyed (a statement of WRITE).
 VARIANTS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -119,8 +129,9 @@ def measure(data_dir: Path, name: str, count: int, keep: tuple[str, ...], shape:
             {"urn": f"s3://bench-lake/zone{d % 7}/t{d}"}
             for d in range((count + PER_DATASET - 1) // PER_DATASET)
         ]
-        s.execute("UNWIND $rows AS r CREATE (:Asset:Dataset {urn: r.urn})", {"rows": datasets},
-                  write=True)  # fmt: skip
+        s.execute(
+            "UNWIND $rows AS r CREATE (:Asset:Dataset {urn: r.urn})", {"rows": datasets}, write=True
+        )
         before = used_memory(s)
         for chunk in chunks(objects(count, keep), s.batch_size):
             s.execute(WRITE[shape], {"rows": chunk}, write=True)

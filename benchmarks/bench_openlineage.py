@@ -85,18 +85,35 @@ def events(count: int, seed: int = 7) -> Iterator[dict[str, Any]]:
     jobs = []
     for j in range(200):  # raw -> staging (100 jobs), staging -> marts (100 jobs)
         src_layer, dst_layer = ("raw", "staging") if j < 100 else ("staging", "marts")
-        jobs.append((j, src_layer, [rng.randrange(150) for _ in range(rng.randint(2, 3))],
-                     dst_layer, j % 100))  # fmt: skip
+        jobs.append(
+            (
+                j,
+                src_layer,
+                [rng.randrange(150) for _ in range(rng.randint(2, 3))],
+                dst_layer,
+                j % 100,
+            )
+        )
     start = datetime(2024, 1, 1, tzinfo=UTC)
     for i in range(count):
         j, src_layer, sources, dst_layer, target = jobs[i % len(jobs)]
         day = 1 + (i // len(jobs)) % 28
         inputs = [dataset(src_layer, s, day) for s in sources]
         output = dataset(dst_layer, target, day)
-        output.setdefault("facets", {})["columnLineage"] = {"fields": {
-            c: {"inputFields": [{**{k: inputs[k2 % len(inputs)][k] for k in ("namespace", "name")},
-                                 "field": c} for k2 in range(2)]} for c in COLUMNS
-        }}  # fmt: skip
+        output.setdefault("facets", {})["columnLineage"] = {
+            "fields": {
+                c: {
+                    "inputFields": [
+                        {
+                            **{k: inputs[k2 % len(inputs)][k] for k in ("namespace", "name")},
+                            "field": c,
+                        }
+                        for k2 in range(2)
+                    ]
+                }
+                for c in COLUMNS
+            }
+        }
         yield {
             "eventType": "COMPLETE",
             "eventTime": (start + timedelta(minutes=i)).isoformat(),
@@ -154,20 +171,24 @@ def measured(root: Path, name: str, write: Callable[[GraphStore], None]) -> tupl
 
 
 def graph_contents(store: GraphStore) -> tuple[list[str], list[str]]:
-    nodes = store.execute("MATCH (n) WHERE NOT n:HarvestRun RETURN labels(n), properties(n)",
-                          write=False).rows  # fmt: skip
-    edges = store.execute("MATCH (a)-[e]->(b) RETURN a.urn, type(e), b.urn, properties(e)",
-                          write=False).rows  # fmt: skip
+    nodes = store.execute(
+        "MATCH (n) WHERE NOT n:HarvestRun RETURN labels(n), properties(n)", write=False
+    ).rows
+    edges = store.execute(
+        "MATCH (a)-[e]->(b) RETURN a.urn, type(e), b.urn, properties(e)", write=False
+    ).rows
     return sorted(map(repr, nodes)), sorted(map(repr, edges))
 
 
 def line(label: str, events: int, m: Meter) -> str:
-    return (f"{label}: {events / m.wall:,.0f} events/s ({m.wall:.2f} s wall; CPU {m.cpu:.2f} s "
-            f"here + {m.server_cpu:.2f} s server = {events / (m.cpu + m.server_cpu):,.0f} "
-            f"events per CPU second); {m.statements:,} statements "
-            f"({1000 * m.statements / events:.1f} per 1,000 events), {m.rows:,} rows "
-            f"({m.rows / events:.1f} per event); "
-            f"load {m.load:.1f} -> {m.load_after:.1f}")  # fmt: skip
+    return (
+        f"{label}: {events / m.wall:,.0f} events/s ({m.wall:.2f} s wall; CPU {m.cpu:.2f} s "
+        f"here + {m.server_cpu:.2f} s server = {events / (m.cpu + m.server_cpu):,.0f} "
+        f"events per CPU second); {m.statements:,} statements "
+        f"({1000 * m.statements / events:.1f} per 1,000 events), {m.rows:,} rows "
+        f"({m.rows / events:.1f} per event); "
+        f"load {m.load:.1f} -> {m.load_after:.1f}"
+    )
 
 
 def hostile_event(inputs: int, outputs: int) -> dict[str, Any]:
@@ -195,11 +216,13 @@ def hostile_child(inputs: int, outputs: int, max_datasets: int, root: Path) -> N
         server = int(status.split("VmHWM:")[1].split()[0]) / 1024
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     what = "refused" if report.skipped_bad else "stored" if not report.problems else "capped"
-    print(f"hostile event, {inputs:,} inputs x {outputs:,} outputs "
-          f"({path.stat().st_size / 2**10:,.0f} KiB; max_event_datasets {max_datasets:,}): "
-          f"{what} in {wall:.2f} s, peak RSS {rss:,.0f} MiB (embedded server {server:,.0f} "
-          f"MiB); {run.counts['merge_flows']:,} FLOWS_TO, "
-          f"{run.counts['merge_reads_from']:,} READS_FROM")  # fmt: skip
+    print(
+        f"hostile event, {inputs:,} inputs x {outputs:,} outputs "
+        f"({path.stat().st_size / 2**10:,.0f} KiB; max_event_datasets {max_datasets:,}): "
+        f"{what} in {wall:.2f} s, peak RSS {rss:,.0f} MiB (embedded server {server:,.0f} "
+        f"MiB); {run.counts['merge_flows']:,} FLOWS_TO, "
+        f"{run.counts['merge_reads_from']:,} READS_FROM"
+    )
 
 
 def hostile(inputs: int, root: Path) -> None:
@@ -214,8 +237,16 @@ def serve_sigterm(root: Path, wait: float = 1.5) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(root / "serve"),
-               "serve", "--port", str(port)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "lineagegraph.cli",
+        "--data-dir",
+        str(root / "serve"),
+        "serve",
+        "--port",
+        str(port),
+    ]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/api/v1"
     for _ in range(300):
@@ -228,8 +259,9 @@ def serve_sigterm(root: Path, wait: float = 1.5) -> None:
 
     def post(n: int) -> None:
         body = json.dumps(hostile_event(n, n) | {"run": {"runId": f"r{n}"}}).encode()
-        request = urllib.request.Request(f"{base}/lineage", body, method="POST",
-                                         headers={"Content-Type": "application/json"})  # fmt: skip
+        request = urllib.request.Request(
+            f"{base}/lineage", body, method="POST", headers={"Content-Type": "application/json"}
+        )
         try:
             with urllib.request.urlopen(request, timeout=600) as answer:
                 answers.append(str(answer.status))
@@ -250,8 +282,10 @@ def serve_sigterm(root: Path, wait: float = 1.5) -> None:
     took = time.perf_counter() - start
     for thread in posts:
         thread.join()
-    print(f"SIGTERM {wait} s after three hostile bodies (answers {', '.join(sorted(answers))}): "
-          f"serve exited {proc.returncode} in {took:.2f} s, peak RSS {peak:,} MiB")  # fmt: skip
+    print(
+        f"SIGTERM {wait} s after three hostile bodies (answers {', '.join(sorted(answers))}): "
+        f"serve exited {proc.returncode} in {took:.2f} s, peak RSS {peak:,} MiB"
+    )
 
 
 def main() -> None:
@@ -301,19 +335,27 @@ def run_benchmark(n: int, root: Path) -> None:
     same = graph == base_graph
 
     rate, base_rate = n / ingest.wall, n / base.wall
-    print(f"events: {n:,} ({path.stat().st_size / 2**20:.1f} MiB JSON lines, 200 jobs), "
-          f"{values:,} graph values ({values / n:.1f} per event); graph: "
-          f"{len(graph[0]):,} nodes, {len(graph[1]):,} relationships")  # fmt: skip
+    print(
+        f"events: {n:,} ({path.stat().st_size / 2**20:.1f} MiB JSON lines, 200 jobs), "
+        f"{values:,} graph values ({values / n:.1f} per event); graph: "
+        f"{len(graph[0]):,} nodes, {len(graph[1]):,} relationships"
+    )
     print(line("harvest openlineage", n, ingest) + f"; run {run.status}")
-    print(f"read + map only (no writes): {n / parse_s:,.0f} events/s ({parse_s:.2f} s); "
-          f"load {load:.1f} -> {parse_load:.1f}")  # fmt: skip
+    print(
+        f"read + map only (no writes): {n / parse_s:,.0f} events/s ({parse_s:.2f} s); "
+        f"load {load:.1f} -> {parse_load:.1f}"
+    )
     print(line("baseline (same mapper, every value written as it comes)", n, base))
-    print(f"ratio: harvest {rate / base_rate:.1f}x the baseline's events/s (wall), "
-          f"{(base.cpu + base.server_cpu) / (ingest.cpu + ingest.server_cpu):.1f}x by CPU; "
-          f"graphs identical: {same}")  # fmt: skip
+    print(
+        f"ratio: harvest {rate / base_rate:.1f}x the baseline's events/s (wall), "
+        f"{(base.cpu + base.server_cpu) / (ingest.cpu + ingest.server_cpu):.1f}x by CPU; "
+        f"graphs identical: {same}"
+    )
     print(f"peak RSS: {rss_peak:,.0f} MiB after the harvest ({rss_before:,.0f} MiB before it)")
-    print(f"goal (>= {GOAL:,} events/s): {'met' if rate >= GOAL else 'NOT met'} "
-          f"at load {ingest.load:.1f} on {os.cpu_count()} CPUs")  # fmt: skip
+    print(
+        f"goal (>= {GOAL:,} events/s): {'met' if rate >= GOAL else 'NOT met'} "
+        f"at load {ingest.load:.1f} on {os.cpu_count()} CPUs"
+    )
     assert same, "the harvest and the baseline wrote different graphs"
 
 

@@ -115,8 +115,13 @@ def inventory_rows(start: int, stop: int) -> dict[str, list[Any]]:
         classes.append(storage_class)
         tiers.append(TIERS[n % len(TIERS)] if storage_class == "INTELLIGENT_TIERING" else None)
         modified.append(CREATED - (n % 700) * DAY_MS)
-    return {"key": keys, "size": sizes, "storage_class": classes,
-            "intelligent_tiering_access_tier": tiers, "last_modified_date": modified}  # fmt: skip
+    return {
+        "key": keys,
+        "size": sizes,
+        "storage_class": classes,
+        "intelligent_tiering_access_tier": tiers,
+        "last_modified_date": modified,
+    }
 
 
 def write_inventory(client: Any, source: str, rows: int) -> str:
@@ -161,9 +166,16 @@ def read_every_third_dataset(store: GraphStore, source: str, rows: int) -> None:
 def report(store: GraphStore, kind: Kind, bucket: str) -> Report:
     return run_report(
         store,
-        ReportOptions(kind=kind, as_of=AS_OF, lookback_days=90, excludes=exclusion_globs(),
-                      prices=load_prices(), price_table=default_price_table(), buckets=[bucket]),
-    )  # fmt: skip
+        ReportOptions(
+            kind=kind,
+            as_of=AS_OF,
+            lookback_days=90,
+            excludes=exclusion_globs(),
+            prices=load_prices(),
+            price_table=default_price_table(),
+            buckets=[bucket],
+        ),
+    )
 
 
 def expected_orphans(rows: int) -> tuple[int, int, int]:
@@ -217,9 +229,15 @@ def write_rollup_graph(store: GraphStore, source: str, rows: int) -> int:
     for start in range(0, rows, ROWS_PER_FILE):
         stop = min(rows, start + ROWS_PER_FILE)
         c = inventory_rows(start, stop)
-        columns = zip(range(start, stop), c["key"], c["size"], c["storage_class"],
-                      c["intelligent_tiering_access_tier"], c["last_modified_date"],
-                      strict=True)  # fmt: skip
+        columns = zip(
+            range(start, stop),
+            c["key"],
+            c["size"],
+            c["storage_class"],
+            c["intelligent_tiering_access_tier"],
+            c["last_modified_date"],
+            strict=True,
+        )
         for n, key, size, storage_class, tier, modified in columns:
             dataset = n // PER_DATASET
             if dataset not in urns:
@@ -227,10 +245,15 @@ def write_rollup_graph(store: GraphStore, source: str, rows: int) -> int:
             rollup = (urns[dataset], storage_class, tier, False)
             tallies.setdefault(rollup, Tally()).add(size, modified)
     datasets = [
-        {"urn": urn, "system": "s3", "name": name_of(urn), "seen": CREATED,
-         "props": {"bucket": source}}
+        {
+            "urn": urn,
+            "system": "s3",
+            "name": name_of(urn),
+            "seen": CREATED,
+            "props": {"bucket": source},
+        }
         for urn in urns.values()
-    ]  # fmt: skip
+    ]
     written = store.write_batches("merge_datasets", datasets, ("urn",))
     write_inventory_rollups(store, Scope(source), CREATED, exclusion_globs(), tallies)
     return written

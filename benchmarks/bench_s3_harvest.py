@@ -134,8 +134,11 @@ def start_moto() -> tuple[subprocess.Popen[bytes], str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=200_000, help="objects in the bucket")
-    parser.add_argument("--endpoint", default=os.environ.get("LINEAGEGRAPH_TEST_RGW"),
-                        help="S3 endpoint (keys test/test); default: start moto")  # fmt: skip
+    parser.add_argument(
+        "--endpoint",
+        default=os.environ.get("LINEAGEGRAPH_TEST_RGW"),
+        help="S3 endpoint (keys test/test); default: start moto",
+    )
     parser.add_argument("--bucket", help="bucket name (default: lg-bench-<objects>)")
     parser.add_argument("--fill-threads", type=int, default=32)
     parser.add_argument("--page-size", type=int, default=1000)
@@ -148,11 +151,18 @@ def main() -> None:
         moto, args.endpoint = start_moto()
     server = f"moto at {args.endpoint}" if moto else args.endpoint
     data_dir = Path(tempfile.mkdtemp(prefix="lg-bench-s3-"))
-    settings = Settings.model_validate({
-        "graph": {"data_dir": data_dir, "graph_name": "bench"},
-        "s3": {"endpoint_url": args.endpoint, "region": "us-east-1", "access_key_id": "test",
-               "secret_access_key": "test", "page_size": args.page_size},
-    })  # fmt: skip
+    settings = Settings.model_validate(
+        {
+            "graph": {"data_dir": data_dir, "graph_name": "bench"},
+            "s3": {
+                "endpoint_url": args.endpoint,
+                "region": "us-east-1",
+                "access_key_id": "test",
+                "secret_access_key": "test",
+                "page_size": args.page_size,
+            },
+        }
+    )
     client = make_client(settings.s3)
     try:
         if args.fill_only:
@@ -170,13 +180,18 @@ def main() -> None:
                  "--endpoint", args.endpoint, "--bucket", bucket,
                  "--fill-threads", str(args.fill_threads)]  # fmt: skip
         subprocess.run(child, check=True)
-        print(f"\nserver: {server}; bucket {bucket}: {args.objects:,} objects (+1 marker), "
-              f"page size {args.page_size}")  # fmt: skip
+        print(
+            f"\nserver: {server}; bucket {bucket}: {args.objects:,} objects (+1 marker), "
+            f"page size {args.page_size}"
+        )
 
         default_client = boto3.client(
-            "s3", endpoint_url=args.endpoint, region_name="us-east-1",
-            aws_access_key_id="test", aws_secret_access_key="test",
-        )  # fmt: skip
+            "s3",
+            endpoint_url=args.endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
 
         def bare() -> tuple[float, float]:
             """Seconds of the default client's listing, then of the harvester's client's."""
@@ -186,8 +201,10 @@ def main() -> None:
                 listed, seconds = bare_listing(lister, bucket, args.page_size)
                 assert listed == args.objects + 1  # the marker is a folder marker: not an asset
                 cpu = cpu_seconds() - began
-                print(f"bare listing, {label + ' client:':23} {seconds:7.1f} s  "
-                      f"{listed / seconds:7,.0f} objects/s  cpu {cpu:5.1f} s")  # fmt: skip
+                print(
+                    f"bare listing, {label + ' client:':23} {seconds:7.1f} s  "
+                    f"{listed / seconds:7,.0f} objects/s  cpu {cpu:5.1f} s"
+                )
                 timings.append(seconds)
             return timings[0], timings[1]
 
@@ -195,8 +212,10 @@ def main() -> None:
             began = cpu_seconds()
             report, seconds, rss = timed_harvest(settings, bucket)
             assert report.stats.objects == args.objects and report.status == "success"
-            print(f"{label:37} {seconds:7.1f} s  {report.stats.objects / seconds:7,.0f} objects/s"
-                  f"  cpu {cpu_seconds() - began:5.1f} s")  # fmt: skip
+            print(
+                f"{label:37} {seconds:7.1f} s  {report.stats.objects / seconds:7,.0f} objects/s"
+                f"  cpu {cpu_seconds() - began:5.1f} s"
+            )
             peaks.append(rss or 0.0)
             return report, seconds
 
@@ -221,7 +240,7 @@ def main() -> None:
                 f"cost); {files:,} files written in {writes:.1f} s of graph "
                 f"writes ({files / writes:,.0f} files/s, overlapping the "
                 "listing)"
-            )  # fmt: skip
+            )
         print(f"peak RSS of this process: {peak_rss_mb():.0f} MB (goal < 400 MB)")
         print(f"peak RSS of the FalkorDB server: {max(peaks):.0f} MB")
     finally:

@@ -74,12 +74,18 @@ def with_graph_writer(store: GraphStore, rules: FoldRules, objects: int) -> dict
                     props = {"bucket": BUCKET}
                     writer.add(Asset(dataset, "Dataset", "s3", name_of(dataset), page.seen, props))
                 urn = s3_file_urn(BUCKET, obj.key)
-                props = {"size": obj.size, "storage_class": obj.storage_class,
-                         "last_modified": obj.last_modified}  # fmt: skip
+                props = {
+                    "size": obj.size,
+                    "storage_class": obj.storage_class,
+                    "last_modified": obj.last_modified,
+                }
                 writer.add(Asset(urn, "File", "s3", name_of(urn), page.seen, props))
                 writer.add(PartOf(urn, dataset))
-    return {"files": run.counts["merge_files"], "datasets": run.counts["merge_datasets"],
-            "part_of": run.counts["merge_part_of"]}  # fmt: skip
+    return {
+        "files": run.counts["merge_files"],
+        "datasets": run.counts["merge_datasets"],
+        "part_of": run.counts["merge_part_of"],
+    }
 
 
 def cpu_seconds() -> float:
@@ -114,11 +120,15 @@ def main() -> None:
             took, cpu, counts = timed(write, args.objects)
             assert counts["files"] == args.objects, counts
             seconds[label].append(took)
-            print(f"{label:12} {took:7.1f} s  {args.objects / took:9,.0f} objects/s  "
-                  f"cpu {cpu:5.1f} s  {counts}")  # fmt: skip
+            print(
+                f"{label:12} {took:7.1f} s  {args.objects / took:9,.0f} objects/s  "
+                f"cpu {cpu:5.1f} s  {counts}"
+            )
     best = {label: min(runs) for label, runs in seconds.items()}
-    print(f"ratio: GraphWriter {best['GraphWriter'] / best['FileWriter']:.2f}x FileWriter "
-          f"(best of {args.rounds}, {args.objects:,} objects)")  # fmt: skip
+    print(
+        f"ratio: GraphWriter {best['GraphWriter'] / best['FileWriter']:.2f}x FileWriter "
+        f"(best of {args.rounds}, {args.objects:,} objects)"
+    )
 
 
 if __name__ == "__main__":

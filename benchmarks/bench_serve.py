@@ -98,10 +98,19 @@ def free_port() -> int:
 
 def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
     path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
-    env = {**os.environ, "LINEAGEGRAPH_GRAPH__DATA_DIR": str(data_dir), "PYTHONPATH": path,
-           "LINEAGEGRAPH_SERVE__PORT": str(port), "LINEAGEGRAPH_SERVE__TOKEN": TOKEN}  # fmt: skip
-    process = subprocess.Popen([sys.executable, "-m", "lineagegraph.cli", "serve"], env=env,
-                               stderr=subprocess.DEVNULL, cwd=data_dir.parent)  # fmt: skip
+    env = {
+        **os.environ,
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(data_dir),
+        "PYTHONPATH": path,
+        "LINEAGEGRAPH_SERVE__PORT": str(port),
+        "LINEAGEGRAPH_SERVE__TOKEN": TOKEN,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lineagegraph.cli", "serve"],
+        env=env,
+        stderr=subprocess.DEVNULL,
+        cwd=data_dir.parent,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -118,8 +127,9 @@ def post_all(port: int, batch: list[dict[str, Any]], clients: int) -> None:
     """Every event through openlineage-python's HttpTransport, `clients` threads at once."""
     from openlineage.client.transport.http import HttpConfig, HttpTransport
 
-    config = HttpConfig.from_dict({"url": f"http://127.0.0.1:{port}",
-                                   "auth": {"type": "api_key", "apiKey": TOKEN}})  # fmt: skip
+    config = HttpConfig.from_dict(
+        {"url": f"http://127.0.0.1:{port}", "auth": {"type": "api_key", "apiKey": TOKEN}}
+    )
     failures: list[BaseException] = []
 
     def send(part: list[dict[str, Any]]) -> None:
@@ -192,16 +202,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000)
     parser.add_argument("--clients", type=int, default=4, help="HttpTransport threads")
-    parser.add_argument("--concurrency", type=int, default=32,
-                        help="AsyncHttpTransport's max_concurrent_requests")  # fmt: skip
+    parser.add_argument(
+        "--concurrency", type=int, default=32, help="AsyncHttpTransport's max_concurrent_requests"
+    )
     parser.add_argument("--part", choices=["ingest", "reads", "both"], default="both")
     parser.add_argument("--read-assets", type=int, default=100_000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument(
-        "--read-dir", type=Path, default=None,
+        "--read-dir",
+        type=Path,
+        default=None,
         help="keep the read graph in this directory and reuse it on later runs, one size per "
         "directory (a 1,000,000-asset graph takes minutes to build)",
-    )  # fmt: skip
+    )
     args = parse_args(parser, events=300, clients=2, concurrency=4, read_assets=500, requests=20)
     with tempfile.TemporaryDirectory(prefix="bench-serve-", ignore_cleanup_errors=True) as tmp:
         if args.part in ("ingest", "both"):
@@ -222,10 +235,14 @@ def run_benchmark(n: int, clients: int, concurrency: int, root: Path) -> None:
     file_s = time.perf_counter() - start
     assert report.complete == n and not report.problems, report.problems[:3]
     file_rate = n / file_s
-    print(f"events: {n:,} ({path.stat().st_size / 2**20:.1f} MiB as JSON lines, 200 jobs); "
-          f"{os.cpu_count()} cores shared by clients, serve and store")  # fmt: skip
-    print(f"harvest openlineage from a file: {file_rate:,.0f} events/s ({file_s:.2f} s); "
-          f"load {load:.1f} -> {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(
+        f"events: {n:,} ({path.stat().st_size / 2**20:.1f} MiB as JSON lines, 200 jobs); "
+        f"{os.cpu_count()} cores shared by clients, serve and store"
+    )
+    print(
+        f"harvest openlineage from a file: {file_rate:,.0f} events/s ({file_s:.2f} s); "
+        f"load {load:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
 
     modes: list[tuple[str, Callable[[int], None]]] = [
         (f"HttpTransport, {clients} client threads, one event per request",
@@ -239,14 +256,18 @@ def run_benchmark(n: int, clients: int, concurrency: int, root: Path) -> None:
     for number, (label, post) in enumerate(modes):
         acked_s, graph_s, loads, cpu = served(root / f"served-{number}", n, post)
         rates.append(n / graph_s)
-        print(f"serve, {label}: acknowledged (fsynced) {n / acked_s:,.0f} events/s, "
-              f"into the graph: {n / graph_s:,.0f} events/s ({graph_s:.2f} s); load "
-              f"{loads[0]:.1f} -> {loads[1]:.1f}; CPU per 1,000 events: "
-              f"{cpu_line(cpu, n)}")  # fmt: skip
+        print(
+            f"serve, {label}: acknowledged (fsynced) {n / acked_s:,.0f} events/s, "
+            f"into the graph: {n / graph_s:,.0f} events/s ({graph_s:.2f} s); load "
+            f"{loads[0]:.1f} -> {loads[1]:.1f}; CPU per 1,000 events: "
+            f"{cpu_line(cpu, n)}"
+        )
     best = max(rates[:2])  # the goal is about the client library, one event per request
     verdict = "met" if best >= GOAL else "NOT met"
-    print(f"ratio: serve {best / file_rate:.2f}x harvest from a file (the faster client); "
-          f"goal {GOAL:,} events/s into the graph: {verdict}")  # fmt: skip
+    print(
+        f"ratio: serve {best / file_rate:.2f}x harvest from a file (the faster client); "
+        f"goal {GOAL:,} events/s into the graph: {verdict}"
+    )
 
 
 def served(
@@ -281,9 +302,11 @@ def cpu_line(cpu: tuple[float, float, float], n: int) -> str:
     alone it can use about one core however many there are."""
     client, server, store = (1000 * c / n for c in cpu)
     together = (os.cpu_count() or 1) * 1000 / (client + server + store)
-    return (f"clients {client:.2f} s + serve {server:.2f} s + store {store:.2f} s; "
-            f"CPU-bound at {together:,.0f} events/s with these clients here, serve alone "
-            f"{1000 / server:,.0f} events/s")  # fmt: skip
+    return (
+        f"clients {client:.2f} s + serve {server:.2f} s + store {store:.2f} s; "
+        f"CPU-bound at {together:,.0f} events/s with these clients here, serve alone "
+        f"{1000 / server:,.0f} events/s"
+    )
 
 
 def read_graph(n_assets: int, seed: int = 7) -> tuple[list[str], list[Item]]:
@@ -300,8 +323,11 @@ def read_graph(n_assets: int, seed: int = 7) -> tuple[list[str], list[Item]]:
                 name = f"d{d}.l{k}.t{i}"
                 reads = tuple(rnd.sample(layers[k - 1], rnd.randint(1, 2)))
                 job = f"openlineage://bench/{name}"
-                items.append(Transformation(job, "openlineage", name, f"run-{name}", T0,
-                                            reads=reads, writes=(target,)))  # fmt: skip
+                items.append(
+                    Transformation(
+                        job, "openlineage", name, f"run-{name}", T0, reads=reads, writes=(target,)
+                    )
+                )
         starts.append(layers[LAYERS // 2][rnd.randrange(WIDTH)])
     return starts, items
 
@@ -319,8 +345,9 @@ def run_reads(n_assets: int, n_requests: int, data_dir: Path) -> None:
         built.touch()
     build_s = time.perf_counter() - start
     nodes = [f"dataset:s3://bench-read:{u.removeprefix('s3://bench-read/')}" for u in urns]
-    picks = [nodes[i % len(nodes)] for i in random.Random(3).sample(range(n_requests * 7),
-                                                                     n_requests)]  # fmt: skip
+    picks = [
+        nodes[i % len(nodes)] for i in random.Random(3).sample(range(n_requests * 7), n_requests)
+    ]
     port = free_port()
     process = start_server(data_dir, port)
     try:
@@ -335,17 +362,25 @@ def run_reads(n_assets: int, n_requests: int, data_dir: Path) -> None:
             marquez.lineage(store, node, 20, NO_FOLD_RULES)
         local_ms = [timed_ms(marquez.lineage, store, node, 20, NO_FOLD_RULES) for node in picks]
     http95, local95 = p95(http_ms), p95(local_ms)
-    print(f"read graph: {n_assets:,} datasets, {len(items) - n_assets:,} jobs, built (or found "
-          f"built) in {build_s:.1f} s; answers of {statistics.median(sizes):.0f} nodes "
-          f"(median)")  # fmt: skip
-    print(f"GET /api/v1/lineage depth 20: p50 {statistics.median(http_ms):.1f} ms, p95 "
-          f"{http95:.1f} ms over {len(picks)} requests; load {load:.1f} -> "
-          f"{http_load:.1f}")  # fmt: skip
-    print(f"in-process marquez.lineage depth 20: p50 {statistics.median(local_ms):.1f} ms, "
-          f"p95 {local95:.1f} ms")  # fmt: skip
+    print(
+        f"read graph: {n_assets:,} datasets, {len(items) - n_assets:,} jobs, built (or found "
+        f"built) in {build_s:.1f} s; answers of {statistics.median(sizes):.0f} nodes "
+        f"(median)"
+    )
+    print(
+        f"GET /api/v1/lineage depth 20: p50 {statistics.median(http_ms):.1f} ms, p95 "
+        f"{http95:.1f} ms over {len(picks)} requests; load {load:.1f} -> "
+        f"{http_load:.1f}"
+    )
+    print(
+        f"in-process marquez.lineage depth 20: p50 {statistics.median(local_ms):.1f} ms, "
+        f"p95 {local95:.1f} ms"
+    )
     verdict = "met" if http95 < READ_GOAL_MS else "NOT met"
-    print(f"ratio: HTTP p95 {http95 / local95:.2f}x in-process; goal p95 < {READ_GOAL_MS} ms "
-          f"(at 1,000,000 assets, quiet machine): {verdict} at {n_assets:,}")  # fmt: skip
+    print(
+        f"ratio: HTTP p95 {http95 / local95:.2f}x in-process; goal p95 < {READ_GOAL_MS} ms "
+        f"(at 1,000,000 assets, quiet machine): {verdict} at {n_assets:,}"
+    )
 
 
 def http_reads(port: int, nodes: list[str]) -> tuple[list[float], list[int]]:

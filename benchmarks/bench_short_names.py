@@ -93,13 +93,17 @@ def main() -> None:
             ("no such name", "no_such_table"),
         ]:
             times = timed(store, settings, text, args.repeat)
-            print(f"resolve, {label:22} median {statistics.median(times) * 1000:8.1f} ms "
-                  f"(best {min(times) * 1000:.1f} ms, {args.repeat} runs)")  # fmt: skip
+            print(
+                f"resolve, {label:22} median {statistics.median(times) * 1000:8.1f} ms "
+                f"(best {min(times) * 1000:.1f} ms, {args.repeat} runs)"
+            )
         text = f"t{args.assets // 2}"
         ours = statistics.median(named(store, text, args.repeat))
         before = statistics.median(baseline(store, text, args.repeat))
-        print(f"short-name statement median {ours * 1000:.1f} ms, whole-name baseline "
-              f"{before * 1000:.1f} ms; ratio: short/whole {ours / before:.2f}x")  # fmt: skip
+        print(
+            f"short-name statement median {ours * 1000:.1f} ms, whole-name baseline "
+            f"{before * 1000:.1f} ms; ratio: short/whole {ours / before:.2f}x"
+        )
 
 
 if __name__ == "__main__":

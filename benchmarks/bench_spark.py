@@ -182,17 +182,23 @@ def run_benchmark(args: argparse.Namespace, root: Path) -> None:
     handle.stop()
     spark.stop()
 
-    print(f"actions each way: {args.actions} (action), {args.bus_actions} (action + bus), "
-          f"in alternating blocks of {BLOCK}, after {2 * args.warm_up} warm-up actions; "
-          f"Spark {spark.version}, local[1]")  # fmt: skip
+    print(
+        f"actions each way: {args.actions} (action), {args.bus_actions} (action + bus), "
+        f"in alternating blocks of {BLOCK}, after {2 * args.warm_up} warm-up actions; "
+        f"Spark {spark.version}, local[1]"
+    )
     line, goal = compare("action", base, with_listener)
     print(line)
     print(compare("action + bus", base_bus, with_bus)[0])
-    print(f"     callback: median {statistics.median(callbacks):.1f} ms, p90 {p90(callbacks):.1f} "
-          f"ms on Spark's listener bus per action ({len(callbacks)} callbacks)")  # fmt: skip
+    print(
+        f"     callback: median {statistics.median(callbacks):.1f} ms, p90 {p90(callbacks):.1f} "
+        f"ms on Spark's listener bus per action ({len(callbacks)} callbacks)"
+    )
     print(f"listener counts: {counts}")
-    print(f"load average: {load_start[0]:.1f} at start, {os.getloadavg()[0]:.1f} at the end "
-          f"({os.cpu_count()} CPUs)")  # fmt: skip
+    print(
+        f"load average: {load_start[0]:.1f} at start, {os.getloadavg()[0]:.1f} at the end "
+        f"({os.cpu_count()} CPUs)"
+    )
     high = interval(base, with_listener)[1]
     verdict = "NOT met" if goal >= 20 else "met" if high < 20 else f"met; interval up to {high:.0f}"
     print(f"goal (median added < 20 ms per action): {verdict}")

@@ -157,8 +157,10 @@ BASELINES = {
 
 def baseline_text(kind: str, direction: str, depth: int) -> str:
     arrow = ("-", "->") if direction == "downstream" else ("<-", "-")
-    return (f"MATCH p = (a:Asset {{urn: $urn}}){arrow[0]}[:FLOWS_TO*1..{depth}]{arrow[1]}"
-            f"(b:Asset) {BASELINES[kind]}")  # fmt: skip
+    return (
+        f"MATCH p = (a:Asset {{urn: $urn}}){arrow[0]}[:FLOWS_TO*1..{depth}]{arrow[1]}"
+        f"(b:Asset) {BASELINES[kind]}"
+    )
 
 
 def run_baseline(
@@ -169,8 +171,9 @@ def run_baseline(
     for depth in depths:
         began = time.perf_counter()
         try:
-            rows = graph.ro_query(baseline_text(kind, direction, depth), {"urn": urn},
-                                  timeout=timeout_ms).result_set  # fmt: skip
+            rows = graph.ro_query(
+                baseline_text(kind, direction, depth), {"urn": urn}, timeout=timeout_ms
+            ).result_set
         except Exception as exc:  # the server answers "Query timed out"
             if "timed out" not in str(exc).lower():
                 raise
@@ -180,9 +183,13 @@ def run_baseline(
 
 
 def baseline_cell(
-    base: tuple[int, float, int] | None, ours: float, depth: int, timeout_ms: int,
-    found: int, ratios: list[float],
-) -> str:  # fmt: skip
+    base: tuple[int, float, int] | None,
+    ours: float,
+    depth: int,
+    timeout_ms: int,
+    found: int,
+    ratios: list[float],
+) -> str:
     """`ms ratio` for the table, e.g. `12.0 0.5x`, `timeout >400x`, `35.1@d10 n/a`."""
     if base is None:
         return f"{'timeout':>9} {'>' + format(timeout_ms / ours, '.0f') + 'x':>7}"
@@ -228,10 +235,12 @@ def main() -> None:
             build(store, items)
             built = time.perf_counter() - began
             total = sum(len(v) for v in shape.layers.values())
-            print(f"graph: {total:,} assets in {args.layers} layers + chains, "
-                  f"{shape.flows:,} FLOWS_TO edges, {HUBS} hubs, "
-                  f"{len(shape.chains)} chains of {CHAIN_LENGTH}; built in {built:.1f} s "
-                  f"({(total + shape.flows) / built:,.0f} items/s)")  # fmt: skip
+            print(
+                f"graph: {total:,} assets in {args.layers} layers + chains, "
+                f"{shape.flows:,} FLOWS_TO edges, {HUBS} hubs, "
+                f"{len(shape.chains)} chains of {CHAIN_LENGTH}; built in {built:.1f} s "
+                f"({(total + shape.flows) / built:,.0f} items/s)"
+            )
             report(store, shape, args)
             server_rss = server_peak_rss_mb(data_dir)
         own_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -246,8 +255,10 @@ def report(store: GraphStore, shape: LineageGraph, args: argparse.Namespace) -> 
     depths = [d for d in (args.depth, 10, 6, 4) if d <= args.depth]
     for direction, urns in starts(shape, args.starts, args.seed).items():
         print(f"\n{direction}, depth {args.depth} (naive ms and naive/ours ratio per baseline):")
-        print(f"  {'start':<44} {'assets':>6} {'ours ms':>8} {'p95':>7}   "
-              f"{'distinct':>9} {'ratio':>7}   {'distance':>9} {'ratio':>7}")  # fmt: skip
+        print(
+            f"  {'start':<44} {'assets':>6} {'ours ms':>8} {'p95':>7}   "
+            f"{'distinct':>9} {'ratio':>7}   {'distance':>9} {'ratio':>7}"
+        )
         mss: list[float] = []
         ratios: dict[str, list[float]] = {kind: [] for kind in BASELINES}
         for urn in urns:
@@ -261,13 +272,19 @@ def report(store: GraphStore, shape: LineageGraph, args: argparse.Namespace) -> 
             cells = [
                 baseline_cell(
                     run_baseline(store, kind, direction, urn, depths, args.baseline_timeout_ms),
-                    ours, args.depth, args.baseline_timeout_ms, len(found), ratios[kind],
+                    ours,
+                    args.depth,
+                    args.baseline_timeout_ms,
+                    len(found),
+                    ratios[kind],
                 )
                 for kind in BASELINES
-            ]  # fmt: skip
+            ]
             label = urn if len(urn) <= 44 else "…" + urn[-43:]
-            print(f"  {label:<44} {len(found):>6} {ours:>8.1f} {percentile(times, 0.95):>7.1f}   "
-                  + "   ".join(cells))  # fmt: skip
+            print(
+                f"  {label:<44} {len(found):>6} {ours:>8.1f} {percentile(times, 0.95):>7.1f}   "
+                + "   ".join(cells)
+            )
         all_ms.extend(mss)
         summary = f"  {direction}: median {statistics.median(mss):.1f} ms, "
         summary += f"p95 {percentile(mss, 0.95):.1f} ms over {len(mss)} traversals"
@@ -275,8 +292,10 @@ def report(store: GraphStore, shape: LineageGraph, args: argparse.Namespace) -> 
             if values:
                 summary += f"; {kind} naive/ours median {statistics.median(values):.2f}x"
         print(summary)
-    print(f"\nall traversals: median {statistics.median(all_ms):.1f} ms, "
-          f"p95 {percentile(all_ms, 0.95):.1f} ms (goal: median under 50 ms)")  # fmt: skip
+    print(
+        f"\nall traversals: median {statistics.median(all_ms):.1f} ms, "
+        f"p95 {percentile(all_ms, 0.95):.1f} ms (goal: median under 50 ms)"
+    )
     print(
         f"naive = MATCH p = (a)-[:FLOWS_TO*1..d]->(b) RETURN DISTINCT b (distinct) or "
         f"RETURN b, min(length(p)) (distance); timeout {args.baseline_timeout_ms} ms; "

@@ -90,8 +90,14 @@ def cli_page() -> str:
         "`lineagegraph --data-dir DIR upstream NAME`. Exit codes are listed in "
         "[Commands](commands.md#exit-codes)."
     )
-    out = [HEADER.format(command=COMMAND, source="the click commands in `src/lineagegraph/cli/`",
-                         title="CLI reference", intro=intro)]  # fmt: skip
+    out = [
+        HEADER.format(
+            command=COMMAND,
+            source="the click commands in `src/lineagegraph/cli/`",
+            title="CLI reference",
+            intro=intro,
+        )
+    ]
     for path, command in walk(cli):
         out.append(f"\n## {' '.join(path)}\n\n```text\n{help_text(path, command)}```\n")
     return "".join(out)
@@ -164,10 +170,15 @@ def settings_page() -> str:
         "else its default; command-line options win over both. How the file and the "
         "environment are read, and what a bad value does: [Configuration](configuration.md)."
     )
-    out = [HEADER.format(command=COMMAND, source="the pydantic models each source declares "
-                         "beside its code, composed in `src/lineagegraph/settings.py`",
-                         title="Settings reference",
-                         intro=intro)]  # fmt: skip
+    out = [
+        HEADER.format(
+            command=COMMAND,
+            source="the pydantic models each source declares "
+            "beside its code, composed in `src/lineagegraph/settings.py`",
+            title="Settings reference",
+            intro=intro,
+        )
+    ]
     for section, info in Settings.model_fields.items():
         model = info.annotation
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
@@ -213,8 +224,14 @@ def statements_page() -> str:
         "Each one below with the comment it opens with (what it does, its parameters). "
         "Any of them but the schema files runs with `lineagegraph query --name NAME -p KEY=VALUE`."
     )
-    out = [HEADER.format(command=COMMAND, source="the leading comments of `cypher/*.cypher`",
-                         title="Cypher statements", intro=intro)]  # fmt: skip
+    out = [
+        HEADER.format(
+            command=COMMAND,
+            source="the leading comments of `cypher/*.cypher`",
+            title="Cypher statements",
+            intro=intro,
+        )
+    ]
     for path in sorted((ROOT / "cypher").glob("*.cypher")):
         comment = leading_comment(path.read_text(encoding="utf-8"))
         out.append(f"\n## {path.stem}\n\n`cypher/{path.name}`\n\n```text\n{comment}\n```\n")

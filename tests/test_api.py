@@ -38,9 +38,13 @@ def test_the_readme_example_runs(tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(page_block("python-api.md", "python"), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, env=clean_env(TMPDIR=str(tmp_path)),
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=clean_env(TMPDIR=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert "s3: skipped (no [s3] buckets)" in lines
@@ -63,8 +67,14 @@ def test_import_lineagegraph_loads_nothing_heavy() -> None:
         " 'click') if m in sys.modules]\n"
         "print(heavy)\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], env=clean_env(), capture_output=True,
-                          text=True, timeout=60, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert done.stdout.strip() == "[]"
 
 
@@ -86,8 +96,9 @@ def test_the_store_interface_and_its_backends_import_no_cycle() -> None:
         assert "lineagegraph.graph.store" not in imports_of(graph / backend), backend
     # each backend imports on its own, before anything else of the package's graph layer
     for module in backends:
-        subprocess.run([sys.executable, "-c", f"import {module}"], env=clean_env(), check=True,
-                       timeout=60)  # fmt: skip
+        subprocess.run(
+            [sys.executable, "-c", f"import {module}"], env=clean_env(), check=True, timeout=60
+        )
 
 
 def test_the_quality_gate_through_the_api(tmp_path: Path) -> None:
@@ -95,8 +106,10 @@ def test_the_quality_gate_through_the_api(tmp_path: Path) -> None:
 
     from lineagegraph.harvest.openlineage import OpenLineageHarvester
 
-    assertions = [{"assertion": "not_null", "success": False, "column": "id"},
-                  {"assertion": "row_count", "success": True}]  # fmt: skip
+    assertions = [
+        {"assertion": "not_null", "success": False, "column": "id"},
+        {"assertion": "row_count", "success": True},
+    ]
     events = tmp_path / "events.jsonl"
     events.write_text(json.dumps({
         "eventType": "COMPLETE", "eventTime": "2024-06-01T02:00:00Z",

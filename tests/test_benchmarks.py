@@ -77,8 +77,12 @@ def test_small_run_completes_and_prints_its_figures(script: Path) -> None:
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
     result = subprocess.run(
         [sys.executable, str(script), "--small"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     missing = [f for f in FIGURES[script.stem] if not re.search(f, result.stdout)]
     assert not missing, f"figures not printed: {missing}\n{result.stdout[-3000:]}"

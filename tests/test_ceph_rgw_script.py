@@ -48,14 +48,24 @@ def test_a_run_has_its_own_directory_and_port_and_stop_ends_it(tmp_path: Path) -
     directory = tmp_path / "rgw"
     env = {k: v for k, v in os.environ.items() if k not in ("RGW_PORT", "MON_PORT")}
     try:
-        started = subprocess.run(["bash", str(SCRIPT), "start", str(directory)], env=env,
-                                 capture_output=True, text=True, timeout=300)  # fmt: skip
+        started = subprocess.run(
+            ["bash", str(SCRIPT), "start", str(directory)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert started.returncode == 0, started.stderr[-3000:]
         endpoint = (directory / "endpoint").read_text().strip()
         assert f"export LINEAGEGRAPH_TEST_RGW={endpoint}" in started.stdout
         assert not endpoint.endswith(":7480"), "a free port, not the machine-wide one"
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                          aws_access_key_id="test", aws_secret_access_key="test")  # fmt: skip
+        s3 = boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="test",
+            aws_secret_access_key="test",
+        )
         s3.create_bucket(Bucket="own")
         s3.put_object(Bucket="own", Key="cold.csv", Body=b"x", StorageClass="GLACIER")
         listed = s3.list_objects_v2(Bucket="own")["Contents"]
@@ -63,8 +73,12 @@ def test_a_run_has_its_own_directory_and_port_and_stop_ends_it(tmp_path: Path) -
         pids = [int(f.read_text()) for f in (directory / "run").glob("*.pid")]
         assert len(pids) == 3 and all(map(alive, pids))  # mon, osd, rgw
     finally:
-        stopped = subprocess.run(["bash", str(SCRIPT), "stop", str(directory)],
-                                 capture_output=True, text=True, timeout=120)  # fmt: skip
+        stopped = subprocess.run(
+            ["bash", str(SCRIPT), "stop", str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert stopped.returncode == 0, stopped.stderr
     assert not any(map(alive, pids))
     assert not answers(endpoint)

@@ -238,10 +238,20 @@ def test_a_closed_stdout_ends_quietly_with_sigpipe_status(
     os.close(read_end)  # the reader is gone before the first line, like a `| head -0`
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(tmp_path / "store"),
-             *command],
-            stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=60, text=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "lineagegraph.cli",
+                "--data-dir",
+                str(tmp_path / "store"),
+                *command,
+            ],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env=env,
+            timeout=60,
+            text=True,
+        )
     finally:
         os.close(write_end)
     assert result.returncode == 141, result.stderr
@@ -249,15 +259,22 @@ def test_a_closed_stdout_ends_quietly_with_sigpipe_status(
 
 
 def test_unknown_environment_variables_are_named_with_the_closest_setting(ready) -> None:  # type: ignore[no-untyped-def]
-    result = ready("status", LINEAGEGRAPH_GRAPH__DATADIR="/elsewhere", LINEAGEGRAPH_GRAPHS="x",
-                 LINEAGEGRAPH_CONFIG="", LINEAGEGRAPH_TEST_RGW="")  # fmt: skip
+    result = ready(
+        "status",
+        LINEAGEGRAPH_GRAPH__DATADIR="/elsewhere",
+        LINEAGEGRAPH_GRAPHS="x",
+        LINEAGEGRAPH_CONFIG="",
+        LINEAGEGRAPH_TEST_RGW="",
+    )
     assert result.exit_code == 0, result.output
     assert (
         "ignoring unknown environment variable LINEAGEGRAPH_GRAPH__DATADIR; "
         "did you mean LINEAGEGRAPH_GRAPH__DATA_DIR?" in result.output
     )
-    assert "unknown environment variable LINEAGEGRAPH_GRAPHS; did you mean LINEAGEGRAPH_GRAPH?" \
-        in result.output  # fmt: skip
+    assert (
+        "unknown environment variable LINEAGEGRAPH_GRAPHS; did you mean LINEAGEGRAPH_GRAPH?"
+        in result.output
+    )
     assert "LINEAGEGRAPH_CONFIG" not in result.output and "TEST_RGW" not in result.output
 
 
@@ -273,8 +290,9 @@ def test_help_of_the_first_commands_has_examples(command: list[str]) -> None:
 
 
 def test_query_shows_times_as_utc_in_a_table(ready) -> None:  # type: ignore[no-untyped-def]
-    made = ready("query", "--write",
-                 "CREATE (:Asset:Table {urn: 'u', last_seen: 1717200000000, runs: 3})")  # fmt: skip
+    made = ready(
+        "query", "--write", "CREATE (:Asset:Table {urn: 'u', last_seen: 1717200000000, runs: 3})"
+    )
     assert made.exit_code == 0, made.output
     read = "MATCH (t:Table) RETURN t.urn, t.last_seen, t.runs"
     table = ready("query", read)
@@ -287,9 +305,12 @@ def test_query_shows_times_as_utc_in_a_table(ready) -> None:  # type: ignore[no-
 
 
 def test_status_freshness_columns_all_have_headers(ready) -> None:  # type: ignore[no-untyped-def]
-    made = ready("query", "--write",
-                 "CREATE (:HarvestRun {id: 'r', system: 's3', scope: 's3://b/', status: 'success',"
-                 " started: 1, finished: 2, watermark: 2})")  # fmt: skip
+    made = ready(
+        "query",
+        "--write",
+        "CREATE (:HarvestRun {id: 'r', system: 's3', scope: 's3://b/', status: 'success',"
+        " started: 1, finished: 2, watermark: 2})",
+    )
     assert made.exit_code == 0, made.output
     status = ready("status")
     assert status.exit_code == 0, status.output

@@ -14,8 +14,21 @@ import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-HEAVY = ["boto3", "botocore", "snowflake", "sqlglot", "pyspark", "starlette", "uvicorn",
-         "fakesnow", "moto", "pyarrow", "duckdb", "neo4j", "openlineage"]  # fmt: skip
+HEAVY = [
+    "boto3",
+    "botocore",
+    "snowflake",
+    "sqlglot",
+    "pyspark",
+    "starlette",
+    "uvicorn",
+    "fakesnow",
+    "moto",
+    "pyarrow",
+    "duckdb",
+    "neo4j",
+    "openlineage",
+]
 
 
 def test_loading_every_command_imports_no_heavy_client_library() -> None:
@@ -24,7 +37,11 @@ def test_loading_every_command_imports_no_heavy_client_library() -> None:
         f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code], env={"PYTHONPATH": str(SRC)},
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(SRC)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     assert json.loads(result.stdout) == []

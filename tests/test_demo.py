@@ -35,8 +35,12 @@ def run_demo(workdir: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
     return subprocess.run(
         [sys.executable, "-m", "lineagegraph.cli", "demo", "--workdir", str(workdir)],
-        capture_output=True, text=True, timeout=600, env=env, cwd=workdir.parent,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=workdir.parent,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +56,9 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def expected_orphans() -> tuple[int, int]:
     """Everything not read by Spark, minus `_SUCCESS` markers (excluded by default)."""
-    orphans = [o for o in p.seed_objects()
-               if not o.read_by_spark and not o.key.endswith("/_SUCCESS")]  # fmt: skip
+    orphans = [
+        o for o in p.seed_objects() if not o.read_by_spark and not o.key.endswith("/_SUCCESS")
+    ]
     return len(orphans), sum(o.size for o in orphans)
 
 
@@ -61,8 +66,13 @@ def test_every_run_prints_the_path_and_the_same_orphan_totals(demo_dir: Path) ->
     staging = f"snowflake://{p.ACCOUNT}/{p.STAGING_TABLE}"
     mart = f"snowflake://{p.ACCOUNT}/{p.MART_TABLE}"
     dashboard = f"snowflake://{p.ACCOUNT}/{p.DASHBOARD_VIEW}"
-    hops = [f"s3://{p.RAW_BUCKET}/events", f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}",
-            staging, mart, dashboard]  # fmt: skip
+    hops = [
+        f"s3://{p.RAW_BUCKET}/events",
+        f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}",
+        staging,
+        mart,
+        dashboard,
+    ]
     objects, size = expected_orphans()
     for n in range(1, RUNS + 1):
         out = (demo_dir / f"stdout-{n}.txt").read_text()
@@ -76,9 +86,21 @@ def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
     graph = demo_dir / "graph"
     query = subprocess.run(
-        [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(graph), "orphans",
-         "--format", "json"], capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "lineagegraph.cli",
+            "--data-dir",
+            str(graph),
+            "orphans",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert query.returncode == 0, query.stderr
     report = json.loads(query.stdout)
     objects, size = expected_orphans()
@@ -114,9 +136,10 @@ def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
         ) == [[len(p.DAYS) * p.PARTS_PER_DAY]]
         # Every harvest of both runs succeeded: S3 twice, Spark and Snowflake once per run.
         assert rows("MATCH (r:HarvestRun) RETURN r.system, r.status ORDER BY r.system") == (
-            [["s3", "success"]] * 2 * RUNS + [["snowflake", "success"]] * RUNS
+            [["s3", "success"]] * 2 * RUNS
+            + [["snowflake", "success"]] * RUNS
             + [["spark", "success"]] * RUNS
-        )  # fmt: skip
+        )
         # Only the part files Spark's last overwrite left are present; the replaced ones are not.
         root = f"s3://{p.CURATED_BUCKET}/"
         present = rows(
@@ -143,8 +166,11 @@ def test_data_is_read_after_it_was_written(demo_dir: Path) -> None:
         ).rows
     assert {(d, t) for d, t, *_ in flows} == {
         (f"s3://{p.RAW_BUCKET}/events", f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}"),
-        (f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}", f"snowflake://{p.ACCOUNT}/{p.STAGING_TABLE}"),
-    }  # fmt: skip
+        (
+            f"s3://{p.CURATED_BUCKET}/{p.CURATED_PREFIX}",
+            f"snowflake://{p.ACCOUNT}/{p.STAGING_TABLE}",
+        ),
+    }
     for dataset, target, _first, last_seen, written in flows:
         assert last_seen > written, f"{dataset} flows to {target} before it was written"
     assert reads and all(read_at > written for _, read_at, written in reads)
@@ -157,13 +183,25 @@ def test_a_failing_step_stops_the_demo_and_names_it(
     lose it entirely, the mass-delete guard refuses, the harvest is partial: the demo stops."""
     workdir = tmp_path_factory.mktemp("demo-fails") / "run"
     with local_s3_server() as endpoint:
-        settings = Settings.model_validate({
-            "graph": {"data_dir": str(workdir / "graph")},
-            "s3": {"endpoint_url": endpoint, "region": "us-east-1", "access_key_id": "t",
-                   "secret_access_key": "t", "addressing_style": "path"},
-        })  # fmt: skip
-        client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1",
-                              aws_access_key_id="t", aws_secret_access_key="t")  # fmt: skip
+        settings = Settings.model_validate(
+            {
+                "graph": {"data_dir": str(workdir / "graph")},
+                "s3": {
+                    "endpoint_url": endpoint,
+                    "region": "us-east-1",
+                    "access_key_id": "t",
+                    "secret_access_key": "t",
+                    "addressing_style": "path",
+                },
+            }
+        )
+        client = boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="t",
+            aws_secret_access_key="t",
+        )
         client.create_bucket(Bucket=p.RAW_BUCKET)
         for i in range(30):
             client.put_object(Bucket=p.RAW_BUCKET, Key=f"legacy/{i}.csv", Body=b"x")
@@ -191,19 +229,41 @@ def test_the_closing_lines_point_the_shell_at_the_graph_and_run_as_printed(demo_
     export = f"export LINEAGEGRAPH_GRAPH__DATA_DIR={demo_dir / 'graph'}"
     assert block[0] == export and block[1].endswith(" status")
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
-    ran = subprocess.run(["bash", "-c", "set -e\n" + "\n".join(block)], cwd=demo_dir.parent,
-                         env=env, capture_output=True, text=True, timeout=300)  # fmt: skip
+    ran = subprocess.run(
+        ["bash", "-c", "set -e\n" + "\n".join(block)],
+        cwd=demo_dir.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert f"{p.MART_TABLE}#REVENUE: " in ran.stdout  # the columns hint answered
-    plain = subprocess.run(["bash", "-c", block[1]], cwd=demo_dir.parent, env=env,
-                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    plain = subprocess.run(
+        ["bash", "-c", block[1]],
+        cwd=demo_dir.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert plain.returncode == 3
     assert f"Found a store nearby: {demo_dir.name}/graph" in plain.stderr
     assert export in plain.stderr
 
 
-READ_COMMANDS = ["status", "query", "upstream", "downstream", "path", "impact", "columns",
-                 "check", "orphans", "cost-report"]  # fmt: skip
+READ_COMMANDS = [
+    "status",
+    "query",
+    "upstream",
+    "downstream",
+    "path",
+    "impact",
+    "columns",
+    "check",
+    "orphans",
+    "cost-report",
+]
 
 
 def help_examples(command: str) -> list[list[str]]:

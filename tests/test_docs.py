@@ -359,9 +359,12 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     """The site builds with no warning: a broken link or anchor, or a page left out, fails."""
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "index.html").is_file()
 

@@ -912,8 +912,10 @@ def test_openlineage_name_inverts_snowflake_urns(database: str, schema: str, nam
     assert identity.openlineage_urn(namespace, ol_name) == urn
 
 
-@given(st.text(min_size=1).filter(lambda t: "/" not in t and ":" not in t),
-       st.text(min_size=1).filter(lambda t: t.lstrip("/") != ""))  # fmt: skip
+@given(
+    st.text(min_size=1).filter(lambda t: "/" not in t and ":" not in t),
+    st.text(min_size=1).filter(lambda t: t.lstrip("/") != ""),
+)
 def test_openlineage_name_inverts_other_platforms(host: str, name: str) -> None:
     urn = identity.openlineage_urn(f"postgres://{host}", name)
     namespace, ol_name = identity.openlineage_name(urn)

@@ -46,8 +46,16 @@ def test_decimals_are_written_without_exponents() -> None:
     assert text.splitlines() == ["usd", "0.000000001", "0.000000000"]
 
 
-REPORT_COLUMNS = ["dataset", "storage_class", "objects", "size", "monthly_usd",
-                  "oldest_modified", "newest_modified", "last_read"]  # fmt: skip
+REPORT_COLUMNS = [
+    "dataset",
+    "storage_class",
+    "objects",
+    "size",
+    "monthly_usd",
+    "oldest_modified",
+    "newest_modified",
+    "last_read",
+]
 SIZES = ["size", "monthly_usd"]
 
 
@@ -56,16 +64,27 @@ def test_a_table_fits_by_wrapping_headers_and_never_breaks_a_name(width: int) ->
     """Names are what people copy: the demo's orphan table, at any width it can fit, keeps
     `s3://acme-raw/partners/feeds/2024-05` whole on its line (it was cut at `-` and `/`)."""
     name = "s3://acme-raw/partners/feeds/2024-05"
-    rows = [[name, "STANDARD", 12, "3.50 MiB", "<$0.0001", "2026-12-02", "2026-12-02", None],
-            ["s3://acme-raw/backups", "DEEP_ARCHIVE", 1, "3.81 MiB", "<$0.0001", "2026-12-02",
-             "2026-12-02", None]]  # fmt: skip
+    rows = [
+        [name, "STANDARD", 12, "3.50 MiB", "<$0.0001", "2026-12-02", "2026-12-02", None],
+        [
+            "s3://acme-raw/backups",
+            "DEEP_ARCHIVE",
+            1,
+            "3.81 MiB",
+            "<$0.0001",
+            "2026-12-02",
+            "2026-12-02",
+            None,
+        ],
+    ]
     lines = format_rows(
         REPORT_COLUMNS, rows, "table", right_aligned=SIZES, width=width
     ).splitlines()
     assert max(len(line) for line in lines) <= width
     assert [line.split()[0] for line in lines if line.startswith("s3://")] == [
-        name, "s3://acme-raw/backups"
-    ]  # fmt: skip
+        name,
+        "s3://acme-raw/backups",
+    ]
     rule = lines.index(next(x for x in lines if x.startswith("-")))
     assert len(lines) == rule + 4  # two rows, one line each, and the count
 
@@ -73,12 +92,19 @@ def test_a_table_fits_by_wrapping_headers_and_never_breaks_a_name(width: int) ->
 def test_only_a_too_narrow_width_cuts_names_and_then_in_the_middle() -> None:
     urn = "s3://a-long-bucket-name/raw/events/year=2024/month=09/day=30/hour=12/" + "x" * 40
     rows = [[urn, "$1,234.57", 123456789], ["s3://b/short", "<$0.0001", 1]]
-    text = format_rows(["dataset", "monthly_usd", "orphaned_objects"], rows, "table",
-                  right_aligned=["monthly_usd"], width=60)  # fmt: skip
+    text = format_rows(
+        ["dataset", "monthly_usd", "orphaned_objects"],
+        rows,
+        "table",
+        right_aligned=["monthly_usd"],
+        width=60,
+    )
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 60
-    assert [lines[0].split(), lines[1].split()] == [["dataset", "monthly_", "orphaned_"],
-                                                    ["usd", "objects"]]  # fmt: skip
+    assert [lines[0].split(), lines[1].split()] == [
+        ["dataset", "monthly_", "orphaned_"],
+        ["usd", "objects"],
+    ]
     cut, short = lines[3].split(), lines[4].split()
     assert cut[1:] == ["$1,234.57", "123456789"] and short == ["s3://b/short", "<$0.0001", "1"]
     head, _, tail = cut[0].partition("…")
@@ -130,5 +156,7 @@ def test_a_table_shows_control_characters_instead_of_sending_them() -> None:
     assert [line.rstrip() for line in table.splitlines()[2:-1]] == [
         "a\\x1b[2J", "line\\x0abreak", "tab\\x09here", "del\\x7f", "c1\\x9b", " spaced", "日本 é",
     ]  # fmt: skip
-    assert [row[0] for row in csv.reader(io.StringIO(format_rows(["name"], [[n] for n in names],
-                                                              "csv")))][1:] == names  # fmt: skip
+    assert [
+        row[0]
+        for row in csv.reader(io.StringIO(format_rows(["name"], [[n] for n in names], "csv")))
+    ][1:] == names

@@ -33,13 +33,29 @@ from lineagegraph.render.views import (
 )
 
 START = Reached("s3://raw/orders", "orders", "s3", "Dataset", 0)
-STAGED = Reached("s3://lake/staging/orders", "orders", "s3", "Dataset", 1, ("spark://job",),
-                 ("s3://raw/orders",))  # fmt: skip
-TABLE = Reached("snowflake://acme/RAW.PUBLIC.ORDERS", "ORDERS", "snowflake", "Table", 2,
-                ("snowflake://acme/query/copy",), ("s3://lake/staging/orders",))  # fmt: skip
+STAGED = Reached(
+    "s3://lake/staging/orders", "orders", "s3", "Dataset", 1, ("spark://job",), ("s3://raw/orders",)
+)
+TABLE = Reached(
+    "snowflake://acme/RAW.PUBLIC.ORDERS",
+    "ORDERS",
+    "snowflake",
+    "Table",
+    2,
+    ("snowflake://acme/query/copy",),
+    ("s3://lake/staging/orders",),
+)
 # A name made to break every format that forgets to escape.
-NASTY = Reached('snowflake://acme/DB.S."<b>a&\\"#x;</b>"', '<b>a&\\"#x;</b>', "snowflake",
-                "Table", 3, (), ("snowflake://acme/RAW.PUBLIC.ORDERS",), deleted_at=5)  # fmt: skip
+NASTY = Reached(
+    'snowflake://acme/DB.S."<b>a&\\"#x;</b>"',
+    '<b>a&\\"#x;</b>',
+    "snowflake",
+    "Table",
+    3,
+    (),
+    ("snowflake://acme/RAW.PUBLIC.ORDERS",),
+    deleted_at=5,
+)
 DOWNSTREAM = [STAGED, TABLE, NASTY]
 
 
@@ -57,10 +73,12 @@ def test_traversal_view_levels_and_edges() -> None:
         ("RAW.PUBLIC.ORDERS", 2, False),
     ]  # fmt: skip
     assert [(e.src, e.dst, e.dashed) for e in down.edges][:2] == [
-        (START.urn, STAGED.urn, False), (STAGED.urn, TABLE.urn, False),
-    ]  # fmt: skip
-    up = traversal_view(TABLE, [Reached(STAGED.urn, "orders", "s3", "Dataset", 1,
-                                               (), (TABLE.urn,))], "upstream")  # fmt: skip
+        (START.urn, STAGED.urn, False),
+        (STAGED.urn, TABLE.urn, False),
+    ]
+    up = traversal_view(
+        TABLE, [Reached(STAGED.urn, "orders", "s3", "Dataset", 1, (), (TABLE.urn,))], "upstream"
+    )
     # Upstream sits left of the start; edges still point the way data flows.
     assert [n.level for n in up.nodes] == [0, -1]
     assert [(e.src, e.dst) for e in up.edges] == [(STAGED.urn, TABLE.urn)]
@@ -68,8 +86,9 @@ def test_traversal_view_levels_and_edges() -> None:
 
 def test_links_are_drawn_but_not_in_the_tree() -> None:
     other = Reached("s3://b/other", "other", "s3", "Dataset", 1, (), (START.urn,))
-    table = Reached(TABLE.urn, "ORDERS", "snowflake", "Table", 1, (), (START.urn,),
-                    linked_from=(other.urn,))  # fmt: skip
+    table = Reached(
+        TABLE.urn, "ORDERS", "snowflake", "Table", 1, (), (START.urn,), linked_from=(other.urn,)
+    )
     result = traversal_view(START, [other, table], "downstream")
     link = next(e for e in result.edges if e.link)
     assert (link.src, link.dst, link.dashed) == (other.urn, TABLE.urn, False)
@@ -96,20 +115,23 @@ def test_paths_view_points_every_edge_forward() -> None:
 
 
 def test_impact_view_places_readers_after_what_they_read() -> None:
-    reader = Reader("snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10,
-                    (TABLE.urn, STAGED.urn))  # fmt: skip
+    reader = Reader(
+        "snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10, (TABLE.urn, STAGED.urn)
+    )
     result = impact_view(Impact(START, [STAGED, TABLE], {}, [reader]))
     node = result.by_urn[reader.urn]
     assert (node.kind, node.level) == ("Transformation", 3)
     assert {(e.src, e.dashed) for e in result.edges if e.dst == reader.urn} == {
-        (TABLE.urn, True), (STAGED.urn, True),
-    }  # fmt: skip
+        (TABLE.urn, True),
+        (STAGED.urn, True),
+    }
 
 
 def test_transformation_pills_say_what_they_write() -> None:
     writer = Reader("spark://etl", "etl", "spark", None, 1, 10, (STAGED.urn,), (TABLE.urn,))
-    dashboard = Reader("snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10,
-                       (TABLE.urn,))  # fmt: skip
+    dashboard = Reader(
+        "snowflake://acme/query/dash", "dash", "snowflake", "bi", 3, 10, (TABLE.urn,)
+    )
     result = impact_view(Impact(START, [STAGED, TABLE], {}, [writer, dashboard]))
     assert result.by_urn[writer.urn].detail == "writes RAW.PUBLIC.ORDERS"
     assert result.by_urn[dashboard.urn].detail == "writes nothing (reads only)"
@@ -117,17 +139,35 @@ def test_transformation_pills_say_what_they_write() -> None:
     assert ">writes RAW.PUBLIC.ORDERS</text>" in svg and ">writes nothing (reads only)<" in svg
     assert "writes RAW.PUBLIC.ORDERS" in to_mermaid(result)
     many = Reader("spark://x", "x", "spark", None, 1, 10, (STAGED.urn,), (TABLE.urn, "s3://o/p"))
-    [node] = [n for n in impact_view(Impact(START, [STAGED, TABLE], {}, [many])).nodes
-              if n.urn == many.urn]  # fmt: skip
+    [node] = [
+        n
+        for n in impact_view(Impact(START, [STAGED, TABLE], {}, [many])).nodes
+        if n.urn == many.urn
+    ]
     assert node.detail == "writes RAW.PUBLIC.ORDERS (+1)"
 
 
 def test_picture_labels_are_cut_in_the_middle_not_from_the_front() -> None:
     """`…LYTICS.MARTS.DAILY_ACTIVE` lost the database; both ends now stay."""
-    mart = Reached("snowflake://acme-demo/ANALYTICS.MARTS.DAILY_ACTIVE", "DAILY_ACTIVE",
-                   "snowflake", "Table", 1, (), (TABLE.urn,))  # fmt: skip
-    writer = Reader("snowflake://acme-demo/query/mart", "mart", "snowflake", None, 1, 10,
-                    (TABLE.urn,), (mart.urn,))  # fmt: skip
+    mart = Reached(
+        "snowflake://acme-demo/ANALYTICS.MARTS.DAILY_ACTIVE",
+        "DAILY_ACTIVE",
+        "snowflake",
+        "Table",
+        1,
+        (),
+        (TABLE.urn,),
+    )
+    writer = Reader(
+        "snowflake://acme-demo/query/mart",
+        "mart",
+        "snowflake",
+        None,
+        1,
+        10,
+        (TABLE.urn,),
+        (mart.urn,),
+    )
     result = impact_view(Impact(START, [TABLE, mart], {}, [writer]))
     detail = result.by_urn[writer.urn].detail
     assert detail == "writes ANALYTICS.MA….DAILY_ACTIVE", detail
@@ -145,14 +185,18 @@ def test_labels() -> None:
 
 
 def test_trim_keeps_the_nearest_and_says_so() -> None:
-    many = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i // 10, (), (START.urn,))
-            for i in range(30)]  # fmt: skip
+    many = [
+        Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i // 10, (), (START.urn,))
+        for i in range(30)
+    ]
     trimmed = trim(traversal_view(START, many, "downstream"), limit=11)
     assert len(trimmed.nodes) == 11 and trimmed.hidden == 20
     assert {n.level for n in trimmed.nodes} == {0, 1}
     assert "20 more left out" in trimmed.note
-    lots = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1, (), (START.urn,))
-            for i in range(MAX_PICTURE_NODES + 50)]  # fmt: skip
+    lots = [
+        Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1, (), (START.urn,))
+        for i in range(MAX_PICTURE_NODES + 50)
+    ]
     mermaid = to_mermaid(traversal_view(START, lots, "downstream"))
     assert "51 more left out" in mermaid.splitlines()[1]
     assert mermaid.count("-->") == MAX_PICTURE_NODES - 1
@@ -208,8 +252,9 @@ def test_mermaid_uses_generated_ids_and_escapes_labels() -> None:
 
 def test_mermaid_labels_keep_line_breaks_and_control_characters_inside() -> None:
     key = "s3://b/a\r\nb\x01\u2028c"
-    down = traversal_view(START, [Reached(key, "x", "s3", "File", 1, (), (START.urn,))],
-                                 "downstream")  # fmt: skip
+    down = traversal_view(
+        START, [Reached(key, "x", "s3", "File", 1, (), (START.urn,))], "downstream"
+    )
     lines = to_mermaid(down).split("\n")
     assert '  n1["b/a#13;#10;b#1;#8232;c<br/><small>s3 · File</small>"]' in lines
 
@@ -218,8 +263,9 @@ def test_svg_writes_control_characters_out_so_it_stays_xml() -> None:
     """XML 1.0 cannot carry most control characters (not even as &#1;): the explorer parses
     the SVG as XML, so each is drawn as its escape and the picture still parses."""
     key = "s3://b/a\tb\x01<i>\u2028c"
-    down = traversal_view(START, [Reached(key, "x", "s3", "File", 1, ("j\x1f",),
-                                                 (START.urn,))], "downstream")  # fmt: skip
+    down = traversal_view(
+        START, [Reached(key, "x", "s3", "File", 1, ("j\x1f",), (START.urn,))], "downstream"
+    )
     root = ET.fromstring(to_svg(down))
     svg = "{http://www.w3.org/2000/svg}"
     texts = [t.text for t in root.iter(f"{svg}text")]
@@ -238,11 +284,18 @@ def test_dot_escapes_and_ranks() -> None:
     assert 'style="rounded,filled,dashed"' in text  # the deleted table
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz `dot` is not installed "
-                    "(Debian package: graphviz)")  # fmt: skip
+@pytest.mark.skipif(
+    shutil.which("dot") is None, reason="Graphviz `dot` is not installed (Debian package: graphviz)"
+)
 def test_graphviz_draws_the_dot_output(tmp_path: Path) -> None:
-    out = subprocess.run(["dot", "-Tsvg"], input=to_dot(view()), capture_output=True,
-                         text=True, timeout=60, check=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["dot", "-Tsvg"],
+        input=to_dot(view()),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     texts = re.findall(r"<text[^>]*>([^<]*)</text>", out)
     assert "RAW.PUBLIC.ORDERS" in texts and "&lt;b&gt;a&amp;\\&quot;#x;&lt;/b&gt;" in out
     assert out.count('class="edge"') == 3
@@ -258,8 +311,10 @@ def test_html_is_self_contained_and_escaped() -> None:
 
 
 def test_layout_gives_every_node_its_own_place() -> None:
-    many = [Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i % 3, (), (START.urn,))
-            for i in range(12)]  # fmt: skip
+    many = [
+        Reached(f"s3://b/{i}", str(i), "s3", "Dataset", 1 + i % 3, (), (START.urn,))
+        for i in range(12)
+    ]
     pos = layout(traversal_view(START, many, "downstream"))
     assert len(set(pos.values())) == 13
     assert len({x for x, _ in pos.values()}) == 4  # one column per level
@@ -301,9 +356,15 @@ def chromium(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def browser_view() -> View:
-    long_name = Reached("snowflake://acme/ANALYTICS.STAGING.ORDERS_ENRICHED_WITH_CUSTOMERS",
-                        "ORDERS_ENRICHED_WITH_CUSTOMERS", "snowflake", "Table", 3, (),
-                        (TABLE.urn,))  # fmt: skip
+    long_name = Reached(
+        "snowflake://acme/ANALYTICS.STAGING.ORDERS_ENRICHED_WITH_CUSTOMERS",
+        "ORDERS_ENRICHED_WITH_CUSTOMERS",
+        "snowflake",
+        "Table",
+        3,
+        (),
+        (TABLE.urn,),
+    )
     return traversal_view(START, [*DOWNSTREAM, long_name], "downstream")
 
 
@@ -313,8 +374,9 @@ def wide_upstream() -> View:
     found, nearer = [], [start.urn]
     for level in range(1, 9):
         urns = [f"s3://lake/l{level}/d{i}" for i in range(3)]
-        found += [Reached(u, u, "s3", "Dataset", level, ("spark://job",), tuple(nearer))
-                  for u in urns]  # fmt: skip
+        found += [
+            Reached(u, u, "s3", "Dataset", level, ("spark://job",), tuple(nearer)) for u in urns
+        ]
         nearer = urns
     return traversal_view(start, found, "upstream")
 
@@ -326,9 +388,13 @@ def test_chromium_draws_every_label_inside_its_box(tmp_path: Path, picture) -> N
     page.write_text(to_html(picture()).replace("</body>", MEASURE + "</body>"))
     dom = chromium("--dump-dom", page.as_uri()).stdout
     measured = json.loads(
-        re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S).group(1)  # type: ignore[union-attr]
-        .replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    )  # fmt: skip
+        re.search(r'<pre id="measured">(.*?)</pre>', dom, re.S)
+        .group(1)  # type: ignore[union-attr]
+        .replace("&quot;", '"')
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+    )
     labels = {m["label"] for m in measured}
     if picture is browser_view:
         assert {"raw/orders", "lake/staging/orders", "RAW.PUBLIC.ORDERS"} <= labels
@@ -336,9 +402,11 @@ def test_chromium_draws_every_label_inside_its_box(tmp_path: Path, picture) -> N
     assert all(m["fits"] for m in measured), [m for m in measured if not m["fits"]]
     boxes = [(m["x"], m["y"], m["x"] + m["w"], m["y"] + m["h"]) for m in measured]
     overlaps = [
-        (a, b) for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+        (a, b)
+        for i, a in enumerate(boxes)
+        for b in boxes[i + 1 :]
         if a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
-    ]  # fmt: skip
+    ]
     assert overlaps == []
 
 

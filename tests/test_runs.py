@@ -52,8 +52,11 @@ def write_events(directory: Path, files: int, per_file: int) -> None:
 
 def cli_env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
-    return {**env, "PYTHONPATH": os.pathsep.join(sys.path), "LINEAGEGRAPH_GRAPH__DATA_DIR":
-            str(data_dir)}  # fmt: skip
+    return {
+        **env,
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(data_dir),
+    }
 
 
 def redis_servers_of(data_dir: Path) -> list[int]:
@@ -110,8 +113,11 @@ def test_a_signal_records_the_run_interrupted_and_releases_the_store(
     data_dir = tmp_path / "store"
     proc = subprocess.Popen(
         [sys.executable, "-m", "lineagegraph.cli", "harvest", "openlineage", str(events)],
-        env=cli_env(data_dir), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        env=cli_env(data_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     lock = data_dir / "harvest.lock"
     # The lock names its holder only while a run is open: the harvest is under way.
     assert wait_for(lambda: lock.is_file() and lock.read_text().startswith("pid "))
@@ -159,8 +165,10 @@ def test_a_killed_harvest_is_abandoned_and_blocks_nothing(tmp_path: Path) -> Non
         assert last_watermark(store, "openlineage", "/x") == 3000
     dead = next(r for r in runs_of(data_dir) if r["id"] == "dead")
     assert dead["status"] == "abandoned"
-    assert dead["error"] == f"abandoned: process {victim.pid} on {socket.gethostname()} ended " \
-        "without finishing the run"  # fmt: skip
+    assert (
+        dead["error"] == f"abandoned: process {victim.pid} on {socket.gethostname()} ended "
+        "without finishing the run"
+    )
 
 
 def test_a_reused_pid_does_not_keep_a_dead_run_alive(tmp_path: Path) -> None:
@@ -181,8 +189,11 @@ def test_a_second_harvest_fails_fast_and_changes_nothing(tmp_path: Path, events:
             pass
         other = subprocess.run(
             [sys.executable, "-m", "lineagegraph.cli", "harvest", "openlineage", str(events)],
-            env=cli_env(data_dir), capture_output=True, text=True, timeout=120,
-        )  # fmt: skip
+            env=cli_env(data_dir),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert other.returncode == 5, other.stderr
     assert f"another harvest is running on this store (pid {os.getpid()} on " in other.stderr
     assert [r["system"] for r in runs_of(data_dir)] == ["s3"]
@@ -196,8 +207,9 @@ def test_an_unusable_data_dir_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match=str(data_dir)), harvest_lock(lock_file(str(data_dir))):
         pass
     result = CliRunner().invoke(
-        cli, ["--data-dir", str(data_dir), "harvest", "all", "--only", "spark"],
+        cli,
+        ["--data-dir", str(data_dir), "harvest", "all", "--only", "spark"],
         env={"LINEAGEGRAPH_SPARK__SPOOL_DIR": str(tmp_path)},
-    )  # fmt: skip
+    )
     assert result.exit_code == 3, result.output
     assert str(data_dir) in result.output and "unexpected" not in result.output

@@ -95,8 +95,10 @@ def test_plugin_sources_keep_their_own_tables(
     monkeypatch.setenv("LINEAGEGRAPH_SOURCE__TYPO", "x")
     with caplog.at_level("WARNING", logger="lineagegraph.settings"):
         s = load_settings(cfg)
-    assert s.sources == {"csv": {"file": "pairs.csv", "limit": 3},
-                         "airflow": {"url": "http://airflow:8080"}}  # fmt: skip
+    assert s.sources == {
+        "csv": {"file": "pairs.csv", "limit": 3},
+        "airflow": {"url": "http://airflow:8080"},
+    }
     assert "SOURCES__AIRFLOW" not in caplog.text
     assert "ignoring unknown environment variable LINEAGEGRAPH_SOURCE__TYPO" in caplog.text
 

@@ -42,8 +42,9 @@ def calls(root: Path) -> list[str]:
 
 def test_the_tests_get_their_own_virtualenv(sandbox: tuple[Path, dict[str, str]]) -> None:
     root, env = sandbox
-    result = subprocess.run(["bash", "scripts/test.sh"], cwd=root, env=env, capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        ["bash", "scripts/test.sh"], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 97  # the recording python3 stopped it at its first step
     assert calls(root) == ["-m venv .venv-test"]
     assert (root / ".venv" / "bin" / "marker").read_text() == "the user's"
@@ -52,13 +53,15 @@ def test_the_tests_get_their_own_virtualenv(sandbox: tuple[Path, dict[str, str]]
 def test_the_users_venv_is_refused(sandbox: tuple[Path, dict[str, str]]) -> None:
     root, env = sandbox
     env["LINEAGEGRAPH_TEST_VENV"] = ".venv"
-    result = subprocess.run(["bash", "scripts/test.sh"], cwd=root, env=env, capture_output=True,
-                            text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        ["bash", "scripts/test.sh"], cwd=root, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2 and "must not be .venv" in result.stderr
     assert calls(root) == []
 
 
 def test_the_test_virtualenv_is_not_tracked() -> None:
-    ignored = subprocess.run(["git", "check-ignore", "-q", ".venv-test/bin/python"], cwd=ROOT,
-                             timeout=30)  # fmt: skip
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", ".venv-test/bin/python"], cwd=ROOT, timeout=30
+    )
     assert ignored.returncode == 0

@@ -100,9 +100,13 @@ def _close_abandoned(store: GraphStore, system: str, scope: str) -> None:
     """Mark earlier runs of this system and scope whose process died as abandoned."""
     for row in store.read("harvest_runs_running", {"system": system, "scope": scope}):
         if is_abandoned(row):
-            gone = HarvestRun(system, scope, id=row["id"], status="abandoned",
-                              error=f"abandoned: process {row['pid']} on {HOST} ended "
-                                    "without finishing the run")  # fmt: skip
+            gone = HarvestRun(
+                system,
+                scope,
+                id=row["id"],
+                status="abandoned",
+                error=f"abandoned: process {row['pid']} on {HOST} ended without finishing the run",
+            )
             _finish(store, gone)
 
 

@@ -101,10 +101,12 @@ class ReportSettings(Section):
     """The orphan and cost reports (`lineagegraph orphans`, `lineagegraph cost-report`)."""
 
     lookback_days: int = Field(
-        90, ge=1, le=36_500,
+        90,
+        ge=1,
+        le=36_500,
         description="An object read or flowed from (itself or a dataset above it) within this "
         "many days before --as-of is consumed, not orphaned.",
-    )  # fmt: skip
+    )
     exclude: list[str] = Field(
         default_factory=list,
         description="Globs over S3 keys never reported as orphans, added to the defaults "
@@ -135,21 +137,27 @@ class ServeSettings(Section):
         False, description="Let GET requests through without the token (writes always need it)."
     )
     max_body_bytes: int = Field(
-        16 * 2**20, ge=1024, le=2**30,
+        16 * 2**20,
+        ge=1024,
+        le=2**30,
         description="Largest request body accepted, compressed and uncompressed alike.",
-    )  # fmt: skip
+    )
     batch_events: int = Field(
-        20_000, ge=1, le=1_000_000,
+        20_000,
+        ge=1,
+        le=1_000_000,
         description="Spooled events ingested into the graph in one batch at most.",
-    )  # fmt: skip
+    )
     ingest_seconds: float = Field(
         0.5, gt=0, le=3600, description="How often spooled events are ingested into the graph."
     )
     metrics_ttl_seconds: float = Field(
-        15.0, ge=0, le=86_400,
+        15.0,
+        ge=0,
+        le=86_400,
         description="How long /metrics reuses its scan of the graph (0: scan on every scrape); "
         "the event counters and latencies are always live.",
-    )  # fmt: skip
+    )
 
     def check(self) -> None:
         super().check()

@@ -112,8 +112,11 @@ def test_s3_keys_round_trip_through_every_question(
     assert sorted(urn for [urn] in found) == sorted(
         identity.s3_file_urn(bucket, k) for k in reachable
     )
-    part_of = read(store, "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.urn STARTS WITH $root "
-                          "RETURN f.urn, d.urn", root=root)  # fmt: skip
+    part_of = read(
+        store,
+        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.urn STARTS WITH $root RETURN f.urn, d.urn",
+        root=root,
+    )
     assert sorted((urn[len(root) :], d) for urn, d in part_of) == sorted(
         (k, dataset_of[k]) for k in reachable
     )
@@ -144,8 +147,7 @@ def test_s3_keys_round_trip_through_every_question(
         assert [p.assets[-1].urn for p in found_paths] == [end]
         view = paths_view(found_paths, found_paths[0].assets[0], found_paths[0].assets[-1])
         check_views(view, [datasets[0], end])
-    check_views(traversal_view(lineage.start_asset(store, target), up, "upstream"),
-                datasets)  # fmt: skip
+    check_views(traversal_view(lineage.start_asset(store, target), up, "upstream"), datasets)
 
     # Orphan report: the table read every dataset, the files are left over.
     document = orphans(store, bucket)
@@ -162,31 +164,45 @@ def test_s3_keys_of_any_characters_are_stored_exactly(
     bucket, _ = harvested(store, moto_endpoint, keys)
     folders = {identity.s3_dataset_urn_for_key(bucket, key) for key in keys}
     root = f"s3://{bucket}/"  # an object's urn is its key after this: keys are not stored twice
-    found = read(store, "MATCH (f:File) WHERE f.urn STARTS WITH $root RETURN f.urn, f.name",
-                 root=root)  # fmt: skip
+    found = read(
+        store, "MATCH (f:File) WHERE f.urn STARTS WITH $root RETURN f.urn, f.name", root=root
+    )
     for urn, name in found:
         key = urn[len(root) :]
         assert key in keys and urn == identity.s3_file_urn(bucket, key)
         assert name == identity.name_of(urn)
-    part_of = read(store, "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.urn STARTS WITH $root "
-                          "RETURN d.urn", root=root)  # fmt: skip
+    part_of = read(
+        store,
+        "MATCH (f:File)-[:PART_OF]->(d:Dataset) WHERE f.urn STARTS WITH $root RETURN d.urn",
+        root=root,
+    )
     assert {d for [d] in part_of} <= folders
     start = Reached(f"s3://{bucket}", bucket, "s3", "Dataset", 0)
     reached = [Reached(urn, name, "s3", "File", 1, (), (start.urn,)) for urn, name in found]
     check_views(traversal_view(start, reached, "downstream"), [u for u, _ in found])
     reached_table(reached, "downstream")
-    assert json.loads(to_json(reached)) == json.loads(json.dumps(
-        [dataclasses.asdict(r) for r in reached]))  # fmt: skip
+    assert json.loads(to_json(reached)) == json.loads(
+        json.dumps([dataclasses.asdict(r) for r in reached])
+    )
     orphans(store, bucket)
     assert read(store, "RETURN 1") == [[1]], "the server still answers"
 
 
 def orphans(store: GraphStore, bucket: str) -> dict[str, Any]:
     """The orphan report of one bucket in every format; its JSON document."""
-    report = run_report(store, ReportOptions(
-        kind="orphans", as_of=T0 + 86_400_000, lookback_days=1, excludes=exclusion_globs([]),
-        prices=load_prices(), price_table=default_price_table(), buckets=[bucket], by="dataset",
-    ))  # fmt: skip
+    report = run_report(
+        store,
+        ReportOptions(
+            kind="orphans",
+            as_of=T0 + 86_400_000,
+            lookback_days=1,
+            excludes=exclusion_globs([]),
+            prices=load_prices(),
+            price_table=default_price_table(),
+            buckets=[bucket],
+            by="dataset",
+        ),
+    )
     document: dict[str, Any] = json.loads(report.render("json"))
     as_csv = list(csv.reader(io.StringIO(report.render("csv"))))
     assert [r[1] for r in as_csv[1:]] == [r["dataset"] for r in document["rows"]]
@@ -218,14 +234,18 @@ def check_views(view: View, urns: list[str]) -> None:
 
 # --- Snowflake identifiers through ACCESS_HISTORY rows -----------------------------------------
 
-ident = st.lists(st.one_of(st.sampled_from([" ", ".", '"', "a", "Z", "é", "İ", "\t", "$", "@"]),
-                           chars), min_size=1, max_size=6).map("".join)  # fmt: skip
+ident = st.lists(
+    st.one_of(st.sampled_from([" ", ".", '"', "a", "Z", "é", "İ", "\t", "$", "@"]), chars),
+    min_size=1,
+    max_size=6,
+).map("".join)
 column = ident.filter(lambda c: "#" not in c)  # a column urn splits at its last '#'
 
 
 @fuzz(60)
-@given(tables=st.lists(st.tuples(ident, ident, ident), min_size=2, max_size=8, unique=True),
-       col=column)  # fmt: skip
+@given(
+    tables=st.lists(st.tuples(ident, ident, ident), min_size=2, max_size=8, unique=True), col=column
+)
 def test_snowflake_identifiers_round_trip(
     store: GraphStore, tables: list[tuple[str, str, str]], col: str
 ) -> None:
@@ -241,17 +261,24 @@ def test_snowflake_identifiers_round_trip(
         query_type="INSERT",
         parameterized_hash="h",
     )
-    converter = RowConverter(account, StageResolver.from_settings(None, {}), identity.FoldRules(),
-                             set())  # fmt: skip
+    converter = RowConverter(
+        account, StageResolver.from_settings(None, {}), identity.FoldRules(), set()
+    )
     reducer, writer = RunReducer(), GraphWriter(store)
     reducer.add(converter.convert(parse_row(row_of(query))), T0, "q1", "ETL")
     finish_run(reducer, writer)
 
-    stored = read(store, "MATCH (t:Table) WHERE t.urn STARTS WITH $p RETURN t.urn, t.name",
-                  p=f"snowflake://{account}/")  # fmt: skip
+    stored = read(
+        store,
+        "MATCH (t:Table) WHERE t.urn STARTS WITH $p RETURN t.urn, t.name",
+        p=f"snowflake://{account}/",
+    )
     assert sorted(map(tuple, stored)) == sorted(zip(urns, [p[2] for p in tables], strict=True))
-    flows = read(store, "MATCH (a:Table)-[:FLOWS_TO]->(b:Table) WHERE b.urn STARTS WITH $p "
-                        "RETURN a.urn, b.urn", p=f"snowflake://{account}/")  # fmt: skip
+    flows = read(
+        store,
+        "MATCH (a:Table)-[:FLOWS_TO]->(b:Table) WHERE b.urn STARTS WITH $p RETURN a.urn, b.urn",
+        p=f"snowflake://{account}/",
+    )
     want = {(u, urns[0]) for u in urns[1:] if u != urns[0]}
     assert {tuple(f) for f in flows} == want
     ups = lineage.traverse(store, urns[0], "upstream")
@@ -277,9 +304,12 @@ def row_of(q: Query) -> tuple[Any, ...]:
     other=segment,
 )
 def test_openlineage_names_round_trip(
-    store: GraphStore, tmp_path_factory: pytest.TempPathFactory, job: str, names: list[str],
+    store: GraphStore,
+    tmp_path_factory: pytest.TempPathFactory,
+    job: str,
+    names: list[str],
     other: str,
-) -> None:  # fmt: skip
+) -> None:
     namespace = f"ns-{uuid.uuid4().hex[:8]}{other}"
     lake = f"s3://{uuid.uuid4().hex[:10]}"
     inputs = [{"namespace": lake, "name": n} for n in names[1:]]
@@ -297,11 +327,18 @@ def test_openlineage_names_round_trip(
     assert run.status == "success", report
     assert not run.warnings, run.warnings
 
-    jobs = read(store, "MATCH (t:Transformation) WHERE t.urn STARTS WITH $p RETURN t.urn, t.name",
-                p=f"openlineage://{namespace}/")  # fmt: skip
+    jobs = read(
+        store,
+        "MATCH (t:Transformation) WHERE t.urn STARTS WITH $p RETURN t.urn, t.name",
+        p=f"openlineage://{namespace}/",
+    )
     assert jobs == [[job_urn, job]]
-    stored = read(store, "MATCH (a:Asset) WHERE a.urn STARTS WITH $l OR a.urn = $o "
-                         "RETURN a.urn", l=lake, o=out)  # fmt: skip
+    stored = read(
+        store,
+        "MATCH (a:Asset) WHERE a.urn STARTS WITH $l OR a.urn = $o RETURN a.urn",
+        l=lake,
+        o=out,
+    )
     assert {u for [u] in stored} >= ins
     feeding = read(store, "MATCH (a)-[:FLOWS_TO]->(b:Asset {urn: $o}) RETURN a.urn", o=out)
     assert {u for [u] in feeding} == ins

@@ -41,8 +41,16 @@ namespace = st.one_of(
     st.tuples(st.just("platform"), st.sampled_from(["bigquery", "my-ns", "a.b+c"])),
     st.tuples(st.just("any"), text),
 )
-FIELDS = ["job_namespace", "job_name", "run_id", "dataset_namespace", "input", "output",
-          "column_in", "column_out"]  # fmt: skip
+FIELDS = [
+    "job_namespace",
+    "job_name",
+    "run_id",
+    "dataset_namespace",
+    "input",
+    "output",
+    "column_in",
+    "column_out",
+]
 
 
 @dataclass(frozen=True)
@@ -184,16 +192,34 @@ def case(**names: Any) -> Case:
     """An explicit example: every name `x` unless given."""
     plain = {**dict.fromkeys(FIELDS, "x"), "input": "in", "output": "out"}
     del plain["dataset_namespace"]
-    return Case(**{"namespace": ("uri", ""), "surrogate": None, "spoiled": "job_name",
-                   "body": "ascii", **plain, **names})  # fmt: skip
+    return Case(
+        **{
+            "namespace": ("uri", ""),
+            "surrogate": None,
+            "spoiled": "job_name",
+            "body": "ascii",
+            **plain,
+            **names,
+        }
+    )
 
 
 # No shrinking: against a live server it ran over five minutes; the failing names are noted.
 @fuzz(40, derandomize=True, phases=[Phase.explicit, Phase.generate])
 @given(case=cases)
 @example(case(**dict.fromkeys(FIELDS[:3] + FIELDS[4:], "\x00")))  # NUL everywhere
-@example(case(job_namespace=" \n\t", job_name="\tload ", run_id=" r\n", namespace=("uri", "h "),
-              input=" in\t", output="out ", column_in="\ta", column_out="b "))  # fmt: skip
+@example(
+    case(
+        job_namespace=" \n\t",
+        job_name="\tload ",
+        run_id=" r\n",
+        namespace=("uri", "h "),
+        input=" in\t",
+        output="out ",
+        column_in="\ta",
+        column_out="b ",
+    )
+)
 @example(case(input="a/\x85b/", output="/lead", job_name="\x9f/#", column_in="\x01:c"))
 @example(case(namespace=("platform", "bigquery"), output="p.ds.t\x00", input="p.ds.s\x1f"))
 @example(case(column_out="a#b"))  # the column rule leaves that column out
@@ -219,8 +245,17 @@ def test_any_name_round_trips_through_serve(server: Server, case: Case) -> None:
     tally(case, names, answer.status_code, answer.json().get("reason"))
 
     # A good event right behind it is ingested whatever happened to this one.
-    good = Names(f"control-{tag}", "load", tag, f"postgres://control-{tag}", "in", "out",
-                 "a", "b", exact=True)  # fmt: skip
+    good = Names(
+        f"control-{tag}",
+        "load",
+        tag,
+        f"postgres://control-{tag}",
+        "in",
+        "out",
+        "a",
+        "b",
+        exact=True,
+    )
     assert server.post(json.dumps(good.event())).status_code == 201
     h = ingested(server)
     assert h["status"] == "ok" and h["events_dead_lettered"] == 0, h
@@ -256,7 +291,9 @@ def read_back(server: Server, names: Names) -> None:
     listed = server.get(f"/api/v1/namespaces/{quote(ns, safe='')}/datasets")
     assert listed.status_code == 200, listed.text
     assert {(d["namespace"], d["name"]) for d in listed.json()["datasets"]} == {
-        identity.openlineage_name(out), identity.openlineage_name(source)}  # fmt: skip
+        identity.openlineage_name(out),
+        identity.openlineage_name(source),
+    }
     spaces = {n["name"] for n in server.get("/api/v1/namespaces").json()["namespaces"]}
     assert {ns, names.job_namespace} <= spaces
     one = server.get(f"/api/v1/namespaces/{quote(ns, safe='')}/datasets/{quote(name, safe='')}")
@@ -264,8 +301,7 @@ def read_back(server: Server, names: Names) -> None:
     path = f"/api/v1/namespaces/{quote(names.job_namespace, safe='')}/jobs/"
     found = server.get(path + quote(names.job_name, safe=""))
     assert found.status_code == 200, found.text
-    assert (found.json()["name"], found.json()["lastRunId"]) == (
-        names.job_name, names.run_id)  # fmt: skip
+    assert (found.json()["name"], found.json()["lastRunId"]) == (names.job_name, names.run_id)
 
     # Column lineage: both columns by name, but one holding '#' (the column rule leaves it out:
     # no column urn can hold it).
@@ -297,8 +333,9 @@ def column_fields(server: Server, node: str, **params: str) -> set[tuple[str, st
     """The (dataset urn, field) of every field of a column-lineage answer."""
     answer = server.get("/api/v1/column-lineage", nodeId=node, **params)
     assert answer.status_code == 200, answer.text
-    return {(n["data"]["urn"].rpartition("#")[0], n["data"]["field"])
-            for n in answer.json()["graph"]}  # fmt: skip
+    return {
+        (n["data"]["urn"].rpartition("#")[0], n["data"]["field"]) for n in answer.json()["graph"]
+    }
 
 
 def tally(case: Case, names: Names, status: int, reason: str | None) -> None:

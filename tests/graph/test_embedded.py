@@ -110,8 +110,10 @@ def test_reopening_a_large_graph_waits_while_the_server_loads_it(
         # whose loading answers LOADING (replaying one query would just block until done).
         client = store._server.client()
         client.bgrewriteaof()
-        while any(client.info("persistence")[k] for k in ("aof_rewrite_in_progress",
-                                                         "aof_rewrite_scheduled")):  # fmt: skip
+        while any(
+            client.info("persistence")[k]
+            for k in ("aof_rewrite_in_progress", "aof_rewrite_scheduled")
+        ):
             time.sleep(0.05)
     with (
         caplog.at_level("INFO", logger="lineagegraph.graph.embedded"),
@@ -315,8 +317,10 @@ def test_a_new_store_with_megabytes_of_merges_reopens(tmp_path: Path) -> None:
             )
     done = subprocess.run(
         [sys.executable, "-c", REOPEN_AND_COUNT, str(tmp_path)],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.stdout.strip() == "40000", done.stderr
 
 
@@ -379,8 +383,12 @@ def run_as_nobody(code: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
     return subprocess.run(
         [str(python), "-c", shim + code, *args],
-        user=65534, group=65534, capture_output=True, text=True, env=env,
-    )  # fmt: skip
+        user=65534,
+        group=65534,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
 
 
 def open_to_passers_by(path: Path) -> None:
@@ -460,8 +468,9 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     mount.mkdir()
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+    )
     if done.returncode:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -484,8 +493,7 @@ def test_a_write_the_full_disk_refuses_is_an_error_and_loses_nothing(tiny_disk: 
                 while True:
                     fh.write(b"\0" * chunk)
     with pytest.raises(StoreError):  # the query's text (with its parameters) needs new pages
-        store.execute("CREATE (:Asset {urn: 'refused', pad: $p})", {"p": "p" * 100_000},
-                      write=True)  # fmt: skip
+        store.execute("CREATE (:Asset {urn: 'refused', pad: $p})", {"p": "p" * 100_000}, write=True)
     with contextlib.suppress(StoreError):
         store.close()
     filler.unlink()

@@ -42,8 +42,11 @@ def harvested(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def incr_file(data_dir: Path) -> Path:
-    line = next(x for x in (data_dir / MANIFEST).read_text().splitlines() if x.endswith(" i")
-                or " type i" in x)  # fmt: skip
+    line = next(
+        x
+        for x in (data_dir / MANIFEST).read_text().splitlines()
+        if x.endswith(" i") or " type i" in x
+    )
     return data_dir / "appendonlydir" / line.split()[1]
 
 

@@ -22,8 +22,20 @@ from lineagegraph.settings import GraphSettings
 
 T0 = 1_700_000_000_000
 # Each broke the old store: NUL failed the batch; the others were stored but never found.
-UNFINDABLE = ["a\x00b", "\x00", "s3://b/raw/Q1 ", " lead", "t\tz\t", "c\x01d", "x\n", "\x01",
-              " ", "e\r", "f\x0b", "g\x0c"]  # fmt: skip
+UNFINDABLE = [
+    "a\x00b",
+    "\x00",
+    "s3://b/raw/Q1 ",
+    " lead",
+    "t\tz\t",
+    "c\x01d",
+    "x\n",
+    "\x01",
+    " ",
+    "e\r",
+    "f\x0b",
+    "g\x0c",
+]
 text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
 
 
@@ -54,8 +66,9 @@ def test_names_the_old_store_lost_are_merged_once_and_found(falkordb: FalkorDBSt
     urns = falkordb.execute("MATCH (n:Asset) RETURN n.urn", write=False).rows
     assert sorted(u for [u] in urns) == sorted(UNFINDABLE)
     for urn in UNFINDABLE:
-        found = falkordb.execute("MATCH (n:Asset {urn: $u}) RETURN n.name", {"u": urn},
-                                 write=False).rows  # fmt: skip
+        found = falkordb.execute(
+            "MATCH (n:Asset {urn: $u}) RETURN n.name", {"u": urn}, write=False
+        ).rows
         assert found == [[urn]]
     assert falkordb.execute("MATCH ()-[e:FLOWS_TO]->() RETURN count(e)", write=False).rows == [
         [len(UNFINDABLE) - 1]

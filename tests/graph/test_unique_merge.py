@@ -56,10 +56,21 @@ def items(seed: int) -> list[Item]:
     edges: list[Item] = [PartOf(f, d) for f, d in zip(files, datasets, strict=True)]
     for i in range(SHARED - 1):
         src, dst = tables[i], tables[i + 1]
-        t = Transformation(f"snowflake://acct/query/q{i}", "snowflake", f"q{i}", f"r{seed}", at,
-                           reads=(src,), writes=(dst,))  # fmt: skip
-        edges += [t, Flow(src, dst, at, t.urn), Flow(datasets[i], src, at),
-                  ColumnFeed(f"{src}#ID", f"{dst}#ID", at, t.urn)]  # fmt: skip
+        t = Transformation(
+            f"snowflake://acct/query/q{i}",
+            "snowflake",
+            f"q{i}",
+            f"r{seed}",
+            at,
+            reads=(src,),
+            writes=(dst,),
+        )
+        edges += [
+            t,
+            Flow(src, dst, at, t.urn),
+            Flow(datasets[i], src, at),
+            ColumnFeed(f"{src}#ID", f"{dst}#ID", at, t.urn),
+        ]
     for group in (nodes, columns, edges):
         rng.shuffle(group)
     return nodes + columns + edges
@@ -100,8 +111,11 @@ def duplicates(store: FalkorDBStore, label: str) -> list[list[object]]:
 def assert_written_once(store: FalkorDBStore, writers: int) -> None:
     """Every key of items() on exactly one node, every edge once, every writer's sighting in."""
     expected = items(0)
-    for label, kinds in (("Asset", (Asset,)), ("Transformation", (Transformation,)),
-                         ("Column", (Column,))):  # fmt: skip
+    for label, kinds in (
+        ("Asset", (Asset,)),
+        ("Transformation", (Transformation,)),
+        ("Column", (Column,)),
+    ):
         dups = duplicates(store, label)
         assert not dups, f"{label} [urn, id, first/last writer, edges, index status]: {dups}"
         urns = values(store, f"MATCH (n:{label}) RETURN n.urn")
@@ -133,8 +147,9 @@ def test_concurrent_writer_processes_never_duplicate_a_key(
 ) -> None:
     graph = falkordb._graph.name
     spawn = multiprocessing.get_context("spawn")
-    workers = [spawn.Process(target=write_all, args=(embedded_dir, graph, seed))
-               for seed in range(WRITERS)]  # fmt: skip
+    workers = [
+        spawn.Process(target=write_all, args=(embedded_dir, graph, seed)) for seed in range(WRITERS)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -185,8 +200,9 @@ def test_init_schema_drops_constraints_and_keeps_indexes(falkordb: FalkorDBStore
         falkordb._graph.create_node_unique_constraint(label, prop)
     falkordb.init_schema()
     assert falkordb._constraints() == []
-    indexed = {(r[0], p) for r in falkordb.execute("CALL db.indexes()", write=False).rows
-               for p in r[1]}  # fmt: skip
+    indexed = {
+        (r[0], p) for r in falkordb.execute("CALL db.indexes()", write=False).rows for p in r[1]
+    }
     assert set(LEGACY_UNIQUE_KEYS) <= indexed
 
 
@@ -200,6 +216,8 @@ def test_a_urn_held_by_another_kind_of_asset_is_not_duplicated(falkordb: FalkorD
         writer.flush()
     rows = falkordb.execute("MATCH (n:Asset {urn: $u}) RETURN labels(n)", {"u": urn}, write=False)
     assert [sorted(r[0]) for r in rows.rows] == [["Asset", "File"]]
-    falkordb.write_batches("snowflake_ensure_tables", [
-        {"urn": urn, "system": "snowflake", "name": "a", "seen": T0, "props": {}}])  # fmt: skip
+    falkordb.write_batches(
+        "snowflake_ensure_tables",
+        [{"urn": urn, "system": "snowflake", "name": "a", "seen": T0, "props": {}}],
+    )
     assert values(falkordb, "MATCH (n:Asset) RETURN count(n)") == [1]

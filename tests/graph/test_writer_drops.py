@@ -46,9 +46,15 @@ def backwards() -> list[Item]:
     dataset = Asset("s3://lake/events/", "Dataset", "s3", "events", T0)
     file = Asset("s3://lake/events/a.parquet", "File", "s3", "a.parquet", T0)
     job = Transformation(
-        "snowflake://acme/query/h1", "snowflake", "q", "r1", T0, None,
-        (tables[0].urn,), (tables[1].urn,),
-    )  # fmt: skip
+        "snowflake://acme/query/h1",
+        "snowflake",
+        "q",
+        "r1",
+        T0,
+        None,
+        (tables[0].urn,),
+        (tables[1].urn,),
+    )
     check = CheckResult("dbt://p/test.not_null", "dbt", "not_null", cols[5].urn, "fail", T0, "r")
     needing: list[Item] = [
         check,
@@ -108,10 +114,15 @@ def test_rows_whose_endpoint_never_comes_are_counted_and_named(store: GraphStore
 
 def test_write_batches_returns_the_rows_written(store: GraphStore) -> None:
     t = table("T")
-    store.write_batches("merge_tables", [{"urn": t.urn, "system": "snowflake", "name": "T",
-                                          "seen": T0, "props": {}}], ("urn",))  # fmt: skip
-    rows = [{"urn": f"{u}#C{i}", "asset": u, "name": f"C{i}", "seen": T0}
-            for i, u in enumerate([t.urn, "snowflake://acme/DB.S.NONE"] * 4)]  # fmt: skip
+    store.write_batches(
+        "merge_tables",
+        [{"urn": t.urn, "system": "snowflake", "name": "T", "seen": T0, "props": {}}],
+        ("urn",),
+    )
+    rows = [
+        {"urn": f"{u}#C{i}", "asset": u, "name": f"C{i}", "seen": T0}
+        for i, u in enumerate([t.urn, "snowflake://acme/DB.S.NONE"] * 4)
+    ]
     assert store.write_batches("merge_columns", rows, ("urn",)) == 4
 
 

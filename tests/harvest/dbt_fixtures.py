@@ -49,8 +49,13 @@ def _dbt(dbt: Path, project: Path, *args: str) -> None:
     }
     done = subprocess.run(
         [str(dbt), *args, "--project-dir", str(project)],
-        cwd=project, env=env, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     # `dbt build` exits 1 when a test fails: this project has one failing test on purpose.
     if done.returncode not in (0, 1) or "Encountered an error" in done.stdout:
         raise AssertionError(f"dbt {' '.join(args)} failed:\n{done.stdout[-3000:]}")

@@ -345,12 +345,17 @@ def _parquet(rows: list[InventoryRow], source: str, schema: list[str]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    types = {"Size": pa.int64(), "LastModifiedDate": pa.timestamp("ms", tz="UTC"),
-             "IntelligentTieringAccessTier": pa.string()}  # fmt: skip
-    table = pa.table({
-        snake_case(name): pa.array([r.value(name, source) for r in rows], types.get(name))
-        for name in schema
-    })  # fmt: skip
+    types = {
+        "Size": pa.int64(),
+        "LastModifiedDate": pa.timestamp("ms", tz="UTC"),
+        "IntelligentTieringAccessTier": pa.string(),
+    }
+    table = pa.table(
+        {
+            snake_case(name): pa.array([r.value(name, source) for r in rows], types.get(name))
+            for name in schema
+        }
+    )
     out = io.BytesIO()
     pq.write_table(table, out)
     return out.getvalue()

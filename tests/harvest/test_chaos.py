@@ -62,8 +62,19 @@ WHEN = {"first_seen", "last_seen", "last_run_at", "last_run_id", "runs", "harves
 
 
 def harvest_cmd(data_dir: Path, bucket: str, endpoint: str) -> list[str]:
-    return [sys.executable, "-c", CLI, "--data-dir", str(data_dir),
-            "harvest", "s3", "--bucket", bucket, "--endpoint-url", endpoint]  # fmt: skip
+    return [
+        sys.executable,
+        "-c",
+        CLI,
+        "--data-dir",
+        str(data_dir),
+        "harvest",
+        "s3",
+        "--bucket",
+        bucket,
+        "--endpoint-url",
+        endpoint,
+    ]
 
 
 def cli_env() -> dict[str, str]:
@@ -119,8 +130,9 @@ def kill_during_harvest(
 ) -> tuple[str, bool]:
     """Run one harvest and kill -9 `target` on the way; returns what the CLI printed and
     whether the kill landed in a compaction of the append-only file."""
-    proc = subprocess.Popen(cmd, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     assert proc.stdout is not None
     if target == "server after success":
         out = proc.communicate(timeout=300)[0]
@@ -193,8 +205,13 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
 
     reference = tmp_path / "reference"
     started = time.monotonic()
-    clean = subprocess.run(harvest_cmd(reference, lake, moto_endpoint), env=cli_env(),
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    clean = subprocess.run(
+        harvest_cmd(reference, lake, moto_endpoint),
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     took = time.monotonic() - started
     assert clean.returncode == 0, clean.stderr
     print(f"a clean harvest of {OBJECTS:,} objects took {took:.1f} s")
@@ -209,11 +226,13 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
         if target == "server after success":
             # Another process holds the store, so the server outlives the harvest (the case
             # where an unsaved success used to be lost).
-            holder = subprocess.Popen([sys.executable, "-c", HOLD, str(chaos)],
-                                      stdout=subprocess.PIPE)  # fmt: skip
+            holder = subprocess.Popen(
+                [sys.executable, "-c", HOLD, str(chaos)], stdout=subprocess.PIPE
+            )
             assert holder.stdout and holder.stdout.readline().strip() == b"holding"
-        out, compacting = kill_during_harvest(harvest_cmd(chaos, lake, moto_endpoint), chaos,
-                                              target, rng.uniform(0.0, took * 1.1))  # fmt: skip
+        out, compacting = kill_during_harvest(
+            harvest_cmd(chaos, lake, moto_endpoint), chaos, target, rng.uniform(0.0, took * 1.1)
+        )
         in_compaction += compacting
         said_success = ": success" in out
         if said_success:
@@ -232,11 +251,18 @@ def test_kill_9_at_random_moments_converges_and_loses_nothing(
                 f"round {round_no} (seed {seed}, {target}): a run printed success, yet "
                 f"{len(missing)} objects are gone after kill -9, e.g. {sorted(missing)[:3]}"
             )
-    print(f"kills: {kills} ({in_compaction} in a compaction); runs that said success: "
-          f"{successes}; {time.monotonic() - started:.0f} s")  # fmt: skip
+    print(
+        f"kills: {kills} ({in_compaction} in a compaction); runs that said success: "
+        f"{successes}; {time.monotonic() - started:.0f} s"
+    )
 
-    final = subprocess.run(harvest_cmd(chaos, lake, moto_endpoint), env=cli_env(),
-                           capture_output=True, text=True, timeout=300)  # fmt: skip
+    final = subprocess.run(
+        harvest_cmd(chaos, lake, moto_endpoint),
+        env=cli_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert final.returncode == 0, final.stderr
     got_nodes, got_edges = snapshot(chaos)
     assert got_nodes.keys() == want_nodes.keys()

@@ -111,15 +111,28 @@ def test_dbt_model_and_access_history_meet_on_one_node(
     harvest_dbt(store, dbt_build.snowflake, snowflake_account=settings.identity.snowflake_account)
 
     for urn in (STG, SOURCE):
-        found = rows(store, "MATCH (a:Asset {urn: $urn}) RETURN count(a) AS n, "
-                     "collect(a.dbt_unique_id) AS ids", urn=urn)  # fmt: skip
+        found = rows(
+            store,
+            "MATCH (a:Asset {urn: $urn}) RETURN count(a) AS n, collect(a.dbt_unique_id) AS ids",
+            urn=urn,
+        )
         assert found[0]["n"] == 1, urn
         assert found[0]["ids"] and found[0]["ids"][0].startswith(("model.", "source."))
-    assert rows(store, "MATCH (a:Asset) WHERE a.urn STARTS WITH $p RETURN count(a) AS n",
-                p=SF + "RAW.SALES.")[0]["n"] == 1  # fmt: skip
+    assert (
+        rows(
+            store,
+            "MATCH (a:Asset) WHERE a.urn STARTS WITH $p RETURN count(a) AS n",
+            p=SF + "RAW.SALES.",
+        )[0]["n"]
+        == 1
+    )
     # both harvesters' column urns are one node too
-    assert rows(store, "MATCH (c:Column {urn: $u}) RETURN count(c) AS n",
-                u=SOURCE + "#ORDER_ID")[0]["n"] == 1  # fmt: skip
+    assert (
+        rows(store, "MATCH (c:Column {urn: $u}) RETURN count(c) AS n", u=SOURCE + "#ORDER_ID")[0][
+            "n"
+        ]
+        == 1
+    )
     assert (SOURCE, STG) in edges(store, "FLOWS_TO")
 
 
@@ -287,8 +300,10 @@ def test_a_failed_harvest_writes_nothing_and_the_next_resumes(
 
 
 def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) -> None:
-    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
-           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    env = {
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+        "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace,
+    }
     runner = CliRunner()
     result = runner.invoke(cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)], env=env)
     assert result.exit_code == 0, result.output
@@ -307,11 +322,14 @@ def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) ->
 
 
 def test_dbt_test_results_gate_through_check(dbt_build: DbtBuild, tmp_path: Path) -> None:
-    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
-           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    env = {
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+        "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace,
+    }
     runner = CliRunner()
-    harvested = runner.invoke(cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)],
-                              env=env)  # fmt: skip
+    harvested = runner.invoke(
+        cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)], env=env
+    )
     assert harvested.exit_code == 0, harvested.output
     fct = dbt_build.duckdb_namespace + "/shop.main.fct_sales"
     checks = runner.invoke(cli, ["query", "--format", "json",
@@ -327,8 +345,9 @@ def test_dbt_test_results_gate_through_check(dbt_build: DbtBuild, tmp_path: Path
     gate = runner.invoke(cli, ["check", fct], env=env)
     assert gate.exit_code == 6, gate.output
     assert "not_null_fct_sales_amount_cents" in gate.output
-    upstream_only = runner.invoke(cli, ["check", dbt_build.duckdb_namespace +
-                                        "/shop.main.stg_orders"], env=env)  # fmt: skip
+    upstream_only = runner.invoke(
+        cli, ["check", dbt_build.duckdb_namespace + "/shop.main.stg_orders"], env=env
+    )
     assert upstream_only.exit_code == 0, upstream_only.output
 
 
@@ -368,8 +387,10 @@ def test_cli_reports_unreadable_sql_and_strict_fails(dbt_build: DbtBuild, tmp_pa
     manifest = json.loads((target / "manifest.json").read_text())
     manifest["nodes"]["model.shop.fct_sales"]["compiled_code"] = "select from where ("
     (target / "manifest.json").write_text(json.dumps(manifest))
-    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
-           "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace}  # fmt: skip
+    env = {
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+        "LINEAGEGRAPH_DBT__NAMESPACE": dbt_build.duckdb_namespace,
+    }
     argv = ["harvest", "dbt", "--target-path", str(target)]
     lenient = CliRunner().invoke(cli, argv, env=env)
     assert lenient.exit_code == 0, lenient.output
@@ -409,16 +430,21 @@ def test_a_malformed_node_is_skipped_and_reported_the_rest_harvested(
 ) -> None:
     target = tmp_path / "target"
     target.mkdir()
-    nodes = {"model.shop.orders": _node("orders"), "model.shop.broken": _node("broken", bad=bad),
-             "model.shop.revenue": _node("revenue", "orders", "broken")}  # fmt: skip
+    nodes = {
+        "model.shop.orders": _node("orders"),
+        "model.shop.broken": _node("broken", bad=bad),
+        "model.shop.revenue": _node("revenue", "orders", "broken"),
+    }
     (target / "manifest.json").write_text(json.dumps({
         "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json",
                      "adapter_type": "duckdb", "project_name": "shop",
                      "generated_at": "2024-05-01T00:00:00Z"},
         "nodes": nodes, "sources": {},
     }))  # fmt: skip
-    env = {"LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
-           "LINEAGEGRAPH_DBT__NAMESPACE": "duckdb://shop.duckdb"}  # fmt: skip
+    env = {
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+        "LINEAGEGRAPH_DBT__NAMESPACE": "duckdb://shop.duckdb",
+    }
     result = CliRunner().invoke(cli, ["harvest", "dbt", "--target-path", str(target)], env=env)
     assert result.exit_code == 0, result.output
     assert re.search(
@@ -431,8 +457,11 @@ def test_a_malformed_node_is_skipped_and_reported_the_rest_harvested(
                                     "MATCH (r:HarvestRun {system: 'dbt'}) RETURN r.status AS s, "
                                     "r.count_dbt_skipped_bad_nodes AS bad"], env=env)  # fmt: skip
     assert json.loads(runs.output) == [{"s": "partial", "bad": 1}], runs.output
-    flows = CliRunner().invoke(cli, ["query", "--format", "json", "MATCH (a)-[:FLOWS_TO]->(b) "
-                                     "RETURN a.name AS a, b.name AS b"], env=env)  # fmt: skip
+    flows = CliRunner().invoke(
+        cli,
+        ["query", "--format", "json", "MATCH (a)-[:FLOWS_TO]->(b) RETURN a.name AS a, b.name AS b"],
+        env=env,
+    )
     assert json.loads(flows.output) == [{"a": "shop.main.orders", "b": "shop.main.revenue"}]
 
 
@@ -445,9 +474,9 @@ def test_a_malformed_catalog_entry_falls_back_to_the_manifest_columns(tmp_path: 
                      "generated_at": "2024-05-01T00:00:00Z"},
         "nodes": {"model.shop.orders": _node("orders")}, "sources": {},
     }))  # fmt: skip
-    (target / "catalog.json").write_text(json.dumps(
-        {"nodes": {"model.shop.orders": {"columns": {"ID": {"index": "first"}}}}}
-    ))  # fmt: skip
+    (target / "catalog.json").write_text(
+        json.dumps({"nodes": {"model.shop.orders": {"columns": {"ID": {"index": "first"}}}}})
+    )
     project = read_project(target, namespace="duckdb://shop.duckdb")
     columns = [item.name for item in project.items() if isinstance(item, Column)]
     assert columns == ["id"]

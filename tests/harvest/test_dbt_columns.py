@@ -92,8 +92,13 @@ def test_snowflake_names_compare_without_case() -> None:
 
 # --- naming per adapter (OpenLineage's dataset naming) ---------------------------------------
 
-NODE = {"database": "shop", "schema": "public", "alias": "orders", "name": "orders_model",
-        "relation_name": '"shop"."public"."orders"'}  # fmt: skip
+NODE = {
+    "database": "shop",
+    "schema": "public",
+    "alias": "orders",
+    "name": "orders_model",
+    "relation_name": '"shop"."public"."orders"',
+}
 
 
 @pytest.mark.parametrize(
@@ -115,8 +120,13 @@ def test_relation_urns_per_adapter(adapter: str, namespace: str | None, urn: str
 
 
 def test_a_source_uses_its_identifier() -> None:
-    source = {"database": "RAW", "schema": "SALES", "identifier": "orders", "name": "orders_src",
-              "relation_name": None}  # fmt: skip
+    source = {
+        "database": "RAW",
+        "schema": "SALES",
+        "identifier": "orders",
+        "name": "orders_src",
+        "relation_name": None,
+    }
     assert Naming.of("snowflake", "acct", None).relation_urn(source) == (
         "snowflake://acct/RAW.SALES.ORDERS"
     )

@@ -100,8 +100,10 @@ def test_counts_only_its_own_runs(config: Path, tmp_path: Path) -> None:
 
 def test_nothing_configured_is_a_config_error(tmp_path: Path) -> None:
     cfg = tmp_path / "empty.toml"
-    cfg.write_text(f'[graph]\ndata_dir = "{tmp_path / "store"}"\n'
-                   f'[spark]\nspool_dir = "{tmp_path / "no-spool"}"\n')  # fmt: skip
+    cfg.write_text(
+        f'[graph]\ndata_dir = "{tmp_path / "store"}"\n'
+        f'[spark]\nspool_dir = "{tmp_path / "no-spool"}"\n'
+    )
     result = CliRunner().invoke(cli, ["--config", str(cfg), "harvest", "all"])
     assert result.exit_code == 2, result.output
     error = result.output.strip().splitlines()[-1]

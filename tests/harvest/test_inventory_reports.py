@@ -49,8 +49,12 @@ CLASSES = [
     ("INTELLIGENT_TIERING", "ARCHIVE_ACCESS"), ("INTELLIGENT_TIERING", "DEEP_ARCHIVE"),
 ]  # fmt: skip
 SIZES = [0, 1, SMALL_OBJECT_BYTES - 1, SMALL_OBJECT_BYTES, SMALL_OBJECT_BYTES + 1, 5 * 2**30]
-DATASETS = ["sales/dt=2024-05-0{day}/part-{n}.parquet", "raw/{n}.csv", "events/e-{n}.json",
-            "cold/archive/{n}.bin"]  # fmt: skip
+DATASETS = [
+    "sales/dt=2024-05-0{day}/part-{n}.parquet",
+    "raw/{n}.csv",
+    "events/e-{n}.json",
+    "cold/archive/{n}.bin",
+]
 ALL_FIELDS = ("LastModifiedDate", "ETag", "StorageClass", "IntelligentTieringAccessTier")
 
 
@@ -96,10 +100,19 @@ def report(
 ) -> Report:
     return run_report(
         store,
-        ReportOptions(kind=kind, as_of=AS_OF, lookback_days=90, excludes=exclusion_globs(),
-                      prices=load_prices(), price_table=default_price_table(),
-                      buckets=buckets, by=by, top_n=100, sort=sort),
-    )  # fmt: skip
+        ReportOptions(
+            kind=kind,
+            as_of=AS_OF,
+            lookback_days=90,
+            excludes=exclusion_globs(),
+            prices=load_prices(),
+            price_table=default_price_table(),
+            buckets=buckets,
+            by=by,
+            top_n=100,
+            sort=sort,
+        ),
+    )
 
 
 def counters(store: GraphStore, bucket: str, renames: dict[str, str]) -> dict[str, Any]:
@@ -150,10 +163,16 @@ def test_reports_from_objects_and_from_rollups_are_equal(
         for half in halves:
             bucket = new_bucket(moto, f"{half}{i}")
             halves[half].append(bucket)
-            manifests[half].append(write_inventory(
-                moto, bucket, lake_rows(i, with_fields), created=CREATED,
-                file_format=file_format, fields=fields,
-            ))  # fmt: skip
+            manifests[half].append(
+                write_inventory(
+                    moto,
+                    bucket,
+                    lake_rows(i, with_fields),
+                    created=CREATED,
+                    file_format=file_format,
+                    fields=fields,
+                )
+            )
     for url in manifests["a"]:
         harvest_s3_inventory(store, settings, url)
     for url in manifests["b"]:
@@ -288,10 +307,16 @@ def test_include_deleted_counts_deleted_objects_but_never_replaced_rollups(
 
     def totals(shape: str, include_deleted: bool, as_of: int = AS_OF) -> tuple[int, int]:
         options = ReportOptions(
-            kind="cost", as_of=as_of, lookback_days=90, excludes=exclusion_globs(),
-            prices=load_prices(), price_table=default_price_table(), by="object",
-            buckets=[buckets[shape]], include_deleted=include_deleted,
-        )  # fmt: skip
+            kind="cost",
+            as_of=as_of,
+            lookback_days=90,
+            excludes=exclusion_globs(),
+            prices=load_prices(),
+            price_table=default_price_table(),
+            by="object",
+            buckets=[buckets[shape]],
+            include_deleted=include_deleted,
+        )
         result = run_report(store, options)
         notes[shape, include_deleted] = result.notes
         return result.totals["objects"], result.totals["bytes"]
@@ -321,9 +346,15 @@ def test_a_listing_replaces_the_rollups_of_its_scope(
     assert harvest_s3(store, settings, source).status == "success"
     now = int(time.time() * 1000)
     options = ReportOptions(
-        kind="cost", as_of=now, lookback_days=90, excludes=exclusion_globs(),
-        prices=load_prices(), price_table=default_price_table(), buckets=[source], by="object",
-    )  # fmt: skip
+        kind="cost",
+        as_of=now,
+        lookback_days=90,
+        excludes=exclusion_globs(),
+        prices=load_prices(),
+        price_table=default_price_table(),
+        buckets=[source],
+        by="object",
+    )
     result = run_report(store, options)
     assert (result.totals["objects"], result.totals["bytes"]) == (2, 7)
     assert {row[-1] for row in result.rows} == {"object"}  # the roll-ups stopped counting

@@ -60,26 +60,40 @@ def emit_with_client(path: Path, append: bool) -> None:
     client = OpenLineageClient(
         transport=FileTransport(FileConfig(log_file_path=str(path), append=append))
     )
-    lineage = cl.ColumnLineageDatasetFacet(fields={
-        "customer": cl.Fields(inputFields=[cl.InputField("postgres://db:5432", "shop.public.orders",
-                                                         "customer_id")]),
-    })  # fmt: skip
+    lineage = cl.ColumnLineageDatasetFacet(
+        fields={
+            "customer": cl.Fields(
+                inputFields=[
+                    cl.InputField("postgres://db:5432", "shop.public.orders", "customer_id")
+                ]
+            ),
+        }
+    )
     symlinks = sl.SymlinksDatasetFacet(
         identifiers=[sl.Identifier("file", "mart.customers", "TABLE")]
     )
-    for day, run_id in ((1, "0191d9a4-0000-7000-8000-000000000001"),
-                        (2, "0191d9a4-0000-7000-8000-000000000002")):  # fmt: skip
+    for day, run_id in (
+        (1, "0191d9a4-0000-7000-8000-000000000001"),
+        (2, "0191d9a4-0000-7000-8000-000000000002"),
+    ):
         for state in (RunState.START, RunState.COMPLETE):
-            client.emit(RunEvent(
-                eventType=state,
-                eventTime=datetime(2024, 3, day, 6, 0, tzinfo=UTC).isoformat(),
-                run=Run(runId=run_id),
-                job=Job(namespace="airflow", name="mart.customers"),
-                producer="https://github.com/lineagegraph/tests",
-                inputs=[InputDataset("postgres://db:5432", "shop.public.orders")],
-                outputs=[OutputDataset("file", "/data/mart/customers/dt=2024-03-0" + str(day),
-                                       facets={"columnLineage": lineage, "symlinks": symlinks})],
-            ))  # fmt: skip
+            client.emit(
+                RunEvent(
+                    eventType=state,
+                    eventTime=datetime(2024, 3, day, 6, 0, tzinfo=UTC).isoformat(),
+                    run=Run(runId=run_id),
+                    job=Job(namespace="airflow", name="mart.customers"),
+                    producer="https://github.com/lineagegraph/tests",
+                    inputs=[InputDataset("postgres://db:5432", "shop.public.orders")],
+                    outputs=[
+                        OutputDataset(
+                            "file",
+                            "/data/mart/customers/dt=2024-03-0" + str(day),
+                            facets={"columnLineage": lineage, "symlinks": symlinks},
+                        )
+                    ],
+                )
+            )
 
 
 @pytest.mark.parametrize("append", [True, False], ids=["json-lines", "file-per-event"])
@@ -97,12 +111,14 @@ def test_events_from_the_openlineage_client_and_file_transport(
     assert flows(store) == {(orders, customers)}
     assert feeds(store) == {(f"{orders}#customer_id", f"{customers}#customer")}
     [[runs, last_run_id]] = rows(
-        store, "MATCH (t:Transformation {urn: 'openlineage://airflow/mart.customers'}) "
+        store,
+        "MATCH (t:Transformation {urn: 'openlineage://airflow/mart.customers'}) "
         "RETURN t.runs, t.last_run_id",
-    )  # fmt: skip
+    )
     assert (runs, last_run_id) == (2, "0191d9a4-0000-7000-8000-000000000002")
-    [[alias, labels]] = rows(store, "MATCH (d {urn: $u}) RETURN d.ol_symlinks, labels(d)",
-                             u=customers)  # fmt: skip
+    [[alias, labels]] = rows(
+        store, "MATCH (d {urn: $u}) RETURN d.ol_symlinks, labels(d)", u=customers
+    )
     assert alias == "mart.customers" and "Dataset" in labels
     [[table_labels]] = rows(store, "MATCH (d {urn: $u}) RETURN labels(d)", u=orders)
     assert "Table" in table_labels
@@ -120,8 +136,9 @@ def test_recorded_spark_agent_events(store: GraphStore, tmp_path: Path) -> None:
         (f"{ORDERS}#amount", f"{DAILY}#total"),
         (f"{CUSTOMERS}#region", f"{DAILY}#region"),
     }
-    [[runs, at]] = rows(store, "MATCH (t:Transformation {urn: $u}) RETURN t.runs, t.last_run_at",
-                        u=JOB)  # fmt: skip
+    [[runs, at]] = rows(
+        store, "MATCH (t:Transformation {urn: $u}) RETURN t.runs, t.last_run_at", u=JOB
+    )
     assert runs == 1  # START repeats the run's datasets; only COMPLETE counts
     assert at == int(datetime(2024, 1, 2, 3, 4, 5, 678000, tzinfo=UTC).timestamp() * 1000)
     [[alias]] = rows(store, "MATCH (d:Dataset {urn: $u}) RETURN d.ol_symlinks", u=DAILY)
@@ -292,9 +309,10 @@ def test_no_bad_line_or_file_stops_the_harvest(
             (f"{LAKE}/raw/{x}", f"{LAKE}/out/{x}") for x in ("a", "s", "d", "f")
         }
         [[status, skipped]] = rows(
-            store, "MATCH (r:HarvestRun {id: $id}) RETURN r.status, r.count_events_skipped",
+            store,
+            "MATCH (r:HarvestRun {id: $id}) RETURN r.status, r.count_events_skipped",
             id=run.id,
-        )  # fmt: skip
+        )
         assert (status, skipped) == ("partial", 12)
 
 
@@ -377,10 +395,17 @@ def test_an_event_is_capped_by_its_flows_and_its_datasets(
     assert flows(store) == {
         (f"{LAKE}/raw/{i}", f"{LAKE}/out/{o}") for i in range(3) for o in range(2)
     }
-    jobs = rows(store, "MATCH (t:Transformation)-[r:READS_FROM|WRITES_TO]->(a) "
-                       "RETURN t.name, type(r), count(a) ORDER BY t.name, type(r)")  # fmt: skip
-    assert jobs == [["fits", "READS_FROM", 3], ["fits", "WRITES_TO", 2],
-                    ["wide", "READS_FROM", 5], ["wide", "WRITES_TO", 3]]  # fmt: skip
+    jobs = rows(
+        store,
+        "MATCH (t:Transformation)-[r:READS_FROM|WRITES_TO]->(a) "
+        "RETURN t.name, type(r), count(a) ORDER BY t.name, type(r)",
+    )
+    assert jobs == [
+        ["fits", "READS_FROM", 3],
+        ["fits", "WRITES_TO", 2],
+        ["wide", "READS_FROM", 5],
+        ["wide", "WRITES_TO", 3],
+    ]
     assert feeds(store) == {(f"{LAKE}/raw/0#id", f"{LAKE}/out/{o}#id") for o in (1, 2)}
 
 
@@ -418,8 +443,12 @@ def test_a_name_the_store_could_not_find_again_is_refused_not_dropped(
     long_column["outputs"][0]["facets"] = {
         "schema": {"fields": [{"name": "y" * 5000, "type": "string"}]}
     }
-    events = [small_event("a", "raw/a", "out/a"), small_event("l", "x" * 5000, "out/l"),
-              small_event("j", "raw/j", "out/j"), long_column]  # fmt: skip
+    events = [
+        small_event("a", "raw/a", "out/a"),
+        small_event("l", "x" * 5000, "out/l"),
+        small_event("j", "raw/j", "out/j"),
+        long_column,
+    ]
     events[2]["job"]["name"] = "j" * 5000
     path.write_text("".join(json.dumps(e) + "\n" for e in events))
     _, report = harvest_openlineage(store, path)
@@ -448,8 +477,9 @@ def test_links_out_of_the_directory_are_read_only_when_asked(
     ]
     assert report.files == 2 and run.counts["events_skipped"] == 1
     assert flows(store) == {(f"{LAKE}/raw/a", f"{LAKE}/out/a")}
-    _, report = harvest_openlineage(store, events, full=True,
-                                    limits=OpenLineageSettings(follow_links=True))  # fmt: skip
+    _, report = harvest_openlineage(
+        store, events, full=True, limits=OpenLineageSettings(follow_links=True)
+    )
     assert report.problems == [] and report.files == 3
     assert (f"{LAKE}/raw/s", f"{LAKE}/out/s") in flows(store)
 
@@ -479,8 +509,11 @@ def test_an_event_the_store_refuses_keeps_no_other_event_out(
     path = tmp_path / "events.jsonl"
     bad = {2, 13}
     names = [f"raw/{i}" + ("poison" if i in bad else "") for i in range(1, 21)]
-    path.write_text("".join(json.dumps(small_event(f"j{i}", n, f"out/{i}")) + "\n"
-                            for i, n in enumerate(names, 1)))  # fmt: skip
+    path.write_text(
+        "".join(
+            json.dumps(small_event(f"j{i}", n, f"out/{i}")) + "\n" for i, n in enumerate(names, 1)
+        )
+    )
     args = ["--data-dir", str(tmp_path / "g"), "harvest", "openlineage", str(path)]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 5, result.output
@@ -493,8 +526,9 @@ def test_an_event_the_store_refuses_keeps_no_other_event_out(
         assert flows(store) == {
             (f"{LAKE}/raw/{i}", f"{LAKE}/out/{i}") for i in range(1, 21) if i not in bad
         }
-        [[status, refused]] = rows(store, "MATCH (r:HarvestRun) RETURN r.status, "
-                                          "r.count_events_not_written")  # fmt: skip
+        [[status, refused]] = rows(
+            store, "MATCH (r:HarvestRun) RETURN r.status, r.count_events_not_written"
+        )
     assert (status, refused) == ("partial", 2)
 
 

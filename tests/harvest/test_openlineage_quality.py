@@ -37,15 +37,17 @@ def emit_run(path: Path, job: str, day: int, inputs: list[Any], outputs: list[An
 
     emitter = client(path)
     for state in (RunState.START, RunState.COMPLETE):
-        emitter.emit(RunEvent(
-            eventType=state,
-            eventTime=datetime(2024, 3, day, 6, 0, tzinfo=UTC).isoformat(),
-            run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{day}"),
-            job=Job(namespace="etl", name=job),
-            producer="https://github.com/lineagegraph/tests",
-            inputs=inputs,
-            outputs=outputs,
-        ))  # fmt: skip
+        emitter.emit(
+            RunEvent(
+                eventType=state,
+                eventTime=datetime(2024, 3, day, 6, 0, tzinfo=UTC).isoformat(),
+                run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{day}"),
+                job=Job(namespace="etl", name=job),
+                producer="https://github.com/lineagegraph/tests",
+                inputs=inputs,
+                outputs=outputs,
+            )
+        )
 
 
 def emit_validations(path: Path, runs: list[tuple[int, dict[str, bool]]]) -> None:
@@ -73,11 +75,18 @@ def emit_pipeline(path: Path) -> None:
     """RAW.PUBLIC.ORDERS -> STG.PUBLIC.ORDERS -> MARTS.PUBLIC.SALES, and an unrelated table."""
     from openlineage.client.event_v2 import InputDataset, OutputDataset
 
-    for job, src, dst in (("stage_orders", "RAW.PUBLIC.ORDERS", "STG.PUBLIC.ORDERS"),
-                          ("sales", "STG.PUBLIC.ORDERS", "MARTS.PUBLIC.SALES"),
-                          ("other", "RAW.PUBLIC.OTHER", "MARTS.PUBLIC.OTHER")):  # fmt: skip
-        emit_run(path, job, 1, [InputDataset("snowflake://acme", src)],
-                 [OutputDataset("snowflake://acme", dst)])  # fmt: skip
+    for job, src, dst in (
+        ("stage_orders", "RAW.PUBLIC.ORDERS", "STG.PUBLIC.ORDERS"),
+        ("sales", "STG.PUBLIC.ORDERS", "MARTS.PUBLIC.SALES"),
+        ("other", "RAW.PUBLIC.OTHER", "MARTS.PUBLIC.OTHER"),
+    ):
+        emit_run(
+            path,
+            job,
+            1,
+            [InputDataset("snowflake://acme", src)],
+            [OutputDataset("snowflake://acme", dst)],
+        )
 
 
 def checks(store: GraphStore) -> dict[str, tuple[str, str, str, int]]:
@@ -171,21 +180,32 @@ def test_check_gates_a_job_on_failing_checks_upstream(tmp_path: Path) -> None:
     failed = invoke("check", SALES)
     assert failed.exit_code == 6, failed.output
     lines = failed.stdout.splitlines()
-    assert lines[0] == (f"FAILED: 1 failing check(s) on 1 asset(s) among {SALES} "
-                        "or the 2 asset(s) upstream of it")  # fmt: skip
-    assert lines[1].split() == ["distance", "status", "check", "system", "failures", "at",
-                                "tested"]  # fmt: skip
-    assert lines[3].split() == ["2", "fail", "orders_id_unique", "openlineage", "2024-03-01",
-                                "06:00:00Z", f"{ORDERS}#ID"]  # fmt: skip
-    assert failed.stderr == (f"error: 1 failing check(s) at or upstream of {SALES}: "
-                             f"orders_id_unique (fail) on {ORDERS}#ID\n")  # fmt: skip
+    assert lines[0] == (
+        f"FAILED: 1 failing check(s) on 1 asset(s) among {SALES} or the 2 asset(s) upstream of it"
+    )
+    assert lines[1].split() == ["distance", "status", "check", "system", "failures", "at", "tested"]
+    assert lines[3].split() == [
+        "2",
+        "fail",
+        "orders_id_unique",
+        "openlineage",
+        "2024-03-01",
+        "06:00:00Z",
+        f"{ORDERS}#ID",
+    ]
+    assert failed.stderr == (
+        f"error: 1 failing check(s) at or upstream of {SALES}: "
+        f"orders_id_unique (fail) on {ORDERS}#ID\n"
+    )
     as_json = json.loads(invoke("check", SALES, "--format", "json").stdout)
     assert as_json["passed"] is False and as_json["assets"] == 3
     assert [g["check"]["urn"] for g in as_json["failing"]] == [f"{ORDERS}#ID::orders_id_unique"]
     other = invoke("check", "snowflake://acme/MARTS.PUBLIC.OTHER")
     assert other.exit_code == 0
-    assert other.stdout == ("passed: no check results on snowflake://acme/MARTS.PUBLIC.OTHER "
-                            "or the 1 asset(s) upstream of it\n")  # fmt: skip
+    assert other.stdout == (
+        "passed: no check results on snowflake://acme/MARTS.PUBLIC.OTHER "
+        "or the 1 asset(s) upstream of it\n"
+    )
 
     emit_validations(platform.events / "ge-2.jsonl", [(2, ALL_PASS | {"freshness": False})])
     platform.harvest()
@@ -276,23 +296,27 @@ def emit_dbt_test_run(path: Path, day: int, unique: bool) -> None:
     from openlineage.client.event_v2 import InputDataset, Job, Run, RunEvent, RunState
     from openlineage.client.facet_v2 import data_quality_assertions_dataset as dq
 
-    facet = dq.DataQualityAssertionsDatasetFacet(assertions=[
-        dq.Assertion("unique", unique, column="ID", name="orders_id_unique"),
-    ])  # fmt: skip
+    facet = dq.DataQualityAssertionsDatasetFacet(
+        assertions=[
+            dq.Assertion("unique", unique, column="ID", name="orders_id_unique"),
+        ]
+    )
     dataset = InputDataset(
         "snowflake://acme", "RAW.PUBLIC.ORDERS", inputFacets={"dataQualityAssertions": facet}
     )
     end = RunState.COMPLETE if unique else RunState.FAIL
     emitter = client(path)
     for minute, state in ((0, RunState.START), (1, end)):
-        emitter.emit(RunEvent(
-            eventType=state,
-            eventTime=datetime(2024, 3, day, 6, minute, tzinfo=UTC).isoformat(),
-            run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{day}"),
-            job=Job(namespace="dbt", name="test.shop.unique_orders_id"),
-            producer="https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/dbt",
-            inputs=[dataset],
-        ))  # fmt: skip
+        emitter.emit(
+            RunEvent(
+                eventType=state,
+                eventTime=datetime(2024, 3, day, 6, minute, tzinfo=UTC).isoformat(),
+                run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{day}"),
+                job=Job(namespace="dbt", name="test.shop.unique_orders_id"),
+                producer="https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/dbt",
+                inputs=[dataset],
+            )
+        )
 
 
 def test_a_failing_test_on_start_and_fail_events_fails_its_check(tmp_path: Path) -> None:
@@ -305,8 +329,10 @@ def test_a_failing_test_on_start_and_fail_events_fails_its_check(tmp_path: Path)
     platform.harvest()
     failed = platform.invoke("check", SALES)
     assert failed.exit_code == 6, failed.output
-    assert failed.stderr == (f"error: 1 failing check(s) at or upstream of {SALES}: "
-                             f"orders_id_unique (fail) on {ORDERS}#ID\n")  # fmt: skip
+    assert failed.stderr == (
+        f"error: 1 failing check(s) at or upstream of {SALES}: "
+        f"orders_id_unique (fail) on {ORDERS}#ID\n"
+    )
     with open_store(GraphSettings(data_dir=platform.data)) as store:
         assert checks(store) == {
             f"{ORDERS}#ID::orders_id_unique": ("orders_id_unique", "fail", f"{ORDERS}#ID", "2")

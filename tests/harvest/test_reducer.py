@@ -40,8 +40,15 @@ def schema(*names: str) -> dict[str, Any]:
 
 
 def lineage(column: str, source: str, field: str) -> dict[str, Any]:
-    return {"columnLineage": {"fields": {column: {"inputFields": [
-        {"namespace": "s3://lake", "name": source, "field": field}]}}}}  # fmt: skip
+    return {
+        "columnLineage": {
+            "fields": {
+                column: {
+                    "inputFields": [{"namespace": "s3://lake", "name": source, "field": field}]
+                }
+            }
+        }
+    }
 
 
 def out_of_order_events(path: Path) -> None:
@@ -96,7 +103,8 @@ def test_reduced_events_write_the_same_graph(
     harvest_openlineage(store, path, full=True)
     assert dump_graph(store) == twice
     if source == "out-of-order":
-        runs = store.execute("MATCH (t:Transformation) RETURN t.name, t.runs ORDER BY t.name",
-                             write=False).rows  # fmt: skip
+        runs = store.execute(
+            "MATCH (t:Transformation) RETURN t.name, t.runs ORDER BY t.name", write=False
+        ).rows
         # a run older than the newest one seen before it does not count, as event by event
         assert runs == [["daily", 1], ["export", 2], ["merge", 1]]

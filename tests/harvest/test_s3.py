@@ -329,8 +329,9 @@ def test_a_listing_of_other_datasets_is_refused_though_the_count_holds(
     store: GraphStore, moto: BaseClient, bucket: str, settings
 ) -> None:  # type: ignore[no-untyped-def]
     # What a mis-scoped listing looks like: as many objects as before, none of the datasets.
-    before = {f"sales/{d}/{i}.csv": (b"x", "STANDARD") for d in ("orders", "refunds")
-              for i in range(4)}  # fmt: skip
+    before = {
+        f"sales/{d}/{i}.csv": (b"x", "STANDARD") for d in ("orders", "refunds") for i in range(4)
+    }
     put_many(moto, bucket, before)
     harvest_s3(store, settings, bucket)
     for key in before:
@@ -554,8 +555,9 @@ def no_aws_config(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: i
 
 @pytest.mark.usefixtures("no_aws_config")
 def test_unknown_profile_is_a_settings_error(store: GraphStore, moto_endpoint: str) -> None:
-    settings = s3_settings(moto_endpoint, access_key_id=None, secret_access_key=None,
-                           profile="nightly")  # fmt: skip
+    settings = s3_settings(
+        moto_endpoint, access_key_id=None, secret_access_key=None, profile="nightly"
+    )
     with pytest.raises(ConfigError) as caught:
         harvest_s3(store, settings, "lake")
     assert str(caught.value) == (
@@ -641,9 +643,11 @@ def test_cli_uses_buckets_and_prefixes_from_settings(run_cli, moto: BaseClient) 
     put_many(moto, one, {"in/x": (b"1", "STANDARD"), "out/x": (b"1", "STANDARD")})
     put_many(moto, two, {"in/y": (b"22", "STANDARD")})
     result = run_cli(
-        "harvest", "s3",
-        LINEAGEGRAPH_S3__BUCKETS=f'["{one}", "{two}"]', LINEAGEGRAPH_S3__PREFIXES='["in/"]',
-    )  # fmt: skip
+        "harvest",
+        "s3",
+        LINEAGEGRAPH_S3__BUCKETS=f'["{one}", "{two}"]',
+        LINEAGEGRAPH_S3__PREFIXES='["in/"]',
+    )
     assert result.exit_code == 0, result.output
     assert f"s3://{one}/in/: 1 objects (1 B)" in result.stdout
     assert f"s3://{two}/in/: 1 objects (2 B)" in result.stdout

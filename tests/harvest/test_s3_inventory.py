@@ -43,10 +43,14 @@ def test_csv_report_with_url_encoded_keys(
     settings,  # type: ignore[no-untyped-def]
 ) -> None:
     source = new_bucket(moto)
-    url = write_inventory(moto, source, [
-        [InventoryRow(KEYS[0], 10), InventoryRow(KEYS[1], 20, "STANDARD_IA")],
-        [InventoryRow(KEYS[2], 5, "GLACIER", etag='"abc"'), InventoryRow("raw/", 0)],
-    ])  # fmt: skip
+    url = write_inventory(
+        moto,
+        source,
+        [
+            [InventoryRow(KEYS[0], 10), InventoryRow(KEYS[1], 20, "STANDARD_IA")],
+            [InventoryRow(KEYS[2], 5, "GLACIER", etag='"abc"'), InventoryRow("raw/", 0)],
+        ],
+    )
     report = harvest_s3_inventory(store, settings, url)
 
     assert report.status == "success" and report.errors == []
@@ -389,9 +393,12 @@ def test_bad_rows_and_files_are_skipped_and_the_rest_written(
         replace_data_file(moto, manifest, 2, b"".join(rows))  # not gzip
 
     url = write_inventory(
-        moto, source, [[], [InventoryRow("b/1")], [InventoryRow("c/1")]], created=T0 + 1,
+        moto,
+        source,
+        [[], [InventoryRow("b/1")], [InventoryRow("c/1")]],
+        created=T0 + 1,
         tamper=damage,
-    )  # fmt: skip
+    )
     report = harvest_s3_inventory(store, settings, url, allow_mass_delete=True)
 
     data = url.removesuffix("manifest.json") + "data"
@@ -424,9 +431,12 @@ def test_a_bad_parquet_file_is_skipped_and_the_others_written(
         replace_data_file(moto, manifest, 1, b"PAR1 this is no parquet PAR1")
 
     url = write_inventory(
-        moto, source, [[InventoryRow("a")], [InventoryRow("b")]], file_format="Parquet",
+        moto,
+        source,
+        [[InventoryRow("a")], [InventoryRow("b")]],
+        file_format="Parquet",
         tamper=damage,
-    )  # fmt: skip
+    )
     report = harvest_s3_inventory(store, settings, url)
     assert report.status == "partial" and len(report.errors) == 1
     assert "part-1.parquet is not readable Parquet (after row 0)" in report.errors[0]

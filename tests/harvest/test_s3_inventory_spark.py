@@ -35,11 +35,20 @@ def test_spark_rollups_equal_the_file_level_ones(
     store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
 ) -> None:
     source = new_bucket(moto)
-    url = write_inventory(moto, source, [
-        [InventoryRow("t/dt=1/a.csv", 10), InventoryRow("t/dt=2/b.csv", 20, "STANDARD_IA"),
-         InventoryRow("t/", 0), InventoryRow("t/dt=1/old.csv", 99, latest=False)],
-        [InventoryRow("u/c d.json", 5, "GLACIER"), InventoryRow("top", 1)],
-    ], versioned=True)  # fmt: skip
+    url = write_inventory(
+        moto,
+        source,
+        [
+            [
+                InventoryRow("t/dt=1/a.csv", 10),
+                InventoryRow("t/dt=2/b.csv", 20, "STANDARD_IA"),
+                InventoryRow("t/", 0),
+                InventoryRow("t/dt=1/old.csv", 99, latest=False),
+            ],
+            [InventoryRow("u/c d.json", 5, "GLACIER"), InventoryRow("top", 1)],
+        ],
+        versioned=True,
+    )
     settings = s3_settings(moto_endpoint)
 
     report = harvest_s3_inventory_spark(store, settings, url, spark)

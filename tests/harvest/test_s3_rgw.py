@@ -16,8 +16,15 @@ from lineagegraph.harvest.s3.harvester import harvest_s3
 from lineagegraph.harvest.s3.listing import list_pages
 from lineagegraph.harvest.s3.scan import Scope
 
-CLASSES = ("STANDARD", "STANDARD_IA", "ONEZONE_IA", "INTELLIGENT_TIERING", "GLACIER",
-           "DEEP_ARCHIVE", "GLACIER_IR")  # fmt: skip
+CLASSES = (
+    "STANDARD",
+    "STANDARD_IA",
+    "ONEZONE_IA",
+    "INTELLIGENT_TIERING",
+    "GLACIER",
+    "DEEP_ARCHIVE",
+    "GLACIER_IR",
+)
 ODD_KEYS = {
     "odd/a b+c%d.csv": (b"1", "STANDARD"),
     "odd/caf\u00e9/\u65e5\u672c.txt": (b"22", "STANDARD"),
@@ -75,8 +82,9 @@ def test_keys_with_control_characters_on_rgw(
     settings = s3_settings(rgw_endpoint)
     client = make_client(settings.s3)
     urls: list[str] = []
-    client.meta.events.register("before-send.s3.ListObjectsV2",
-                                lambda request, **_: urls.append(request.url))  # fmt: skip
+    client.meta.events.register(
+        "before-send.s3.ListObjectsV2", lambda request, **_: urls.append(request.url)
+    )
     listed = [o.key for page in list_pages(client, Scope(bucket), 1000) for o in page.objects]
     assert sorted(listed) == sorted(CONTROL_KEYS)
     assert urls and all("encoding-type=url" in url for url in urls)

@@ -379,10 +379,18 @@ def test_user_stage_without_a_name_is_skipped_not_malformed() -> None:
 def test_an_unqualified_stage_takes_the_query_database_and_schema(
     name: str, database: str, schema: str, text: str
 ) -> None:
-    conv = converter({"RAW.LAND.LANDING_STAGE": "s3://drop/in/",
-                      "RAW.OTHER.LANDING_STAGE": "s3://wrong/in/"})  # fmt: skip
-    q = Query("q1", NOW, direct=[stage(name)], modified=[modified("RAW.PUBLIC.T")], text=text,
-              database=database, schema=schema)  # fmt: skip
+    conv = converter(
+        {"RAW.LAND.LANDING_STAGE": "s3://drop/in/", "RAW.OTHER.LANDING_STAGE": "s3://wrong/in/"}
+    )
+    q = Query(
+        "q1",
+        NOW,
+        direct=[stage(name)],
+        modified=[modified("RAW.PUBLIC.T")],
+        text=text,
+        database=database,
+        schema=schema,
+    )
     [flow] = of(Flow, values(q, conv))
     assert flow.src == "s3://drop/in/feeds"
     assert conv.counts["stages_unnamed"] == 0 and conv.counts["stage_paths_unknown"] == 0
@@ -390,8 +398,15 @@ def test_an_unqualified_stage_takes_the_query_database_and_schema(
 
 def test_an_unqualified_stage_without_a_query_schema_is_counted() -> None:
     conv = converter({"RAW.LAND.LANDING_STAGE": "s3://drop/in/"})
-    q = Query("q2", NOW, direct=[stage("@LANDING_STAGE")], modified=[modified("RAW.PUBLIC.T")],
-              text="copy into t from @landing_stage", database=None, schema=None)  # fmt: skip
+    q = Query(
+        "q2",
+        NOW,
+        direct=[stage("@LANDING_STAGE")],
+        modified=[modified("RAW.PUBLIC.T")],
+        text="copy into t from @landing_stage",
+        database=None,
+        schema=None,
+    )
     assert of(Flow, values(q, conv)) == [] and conv.counts["stages_unqualified"] == 1
 
 
@@ -446,8 +461,9 @@ def test_malformed_rows_name_the_query_and_the_problem(raw_direct: str, reason: 
 )  # fmt: skip
 def test_modified_columns_of_the_wrong_type_are_malformed(columns: list[Any], reason: str) -> None:
     target = {"objectDomain": "Table", "objectName": "X.Y.Z", "columns": columns}
-    q = Query("bad-2", NOW, direct=[{"objectDomain": "Table", "objectName": "A.B.C"}],
-              modified=[target])  # fmt: skip
+    q = Query(
+        "bad-2", NOW, direct=[{"objectDomain": "Table", "objectName": "A.B.C"}], modified=[target]
+    )
     with pytest.raises(MalformedRow, match=re.escape(reason)) as caught:
         values(q)
     assert caught.value.query_id == "bad-2"

@@ -57,10 +57,24 @@ def plugin_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     site = work / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-         "--no-build-isolation", "--target", str(site), f"./{package.name}"],
-        cwd=work, check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            f"./{package.name}",
+        ],
+        cwd=work,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     return site
 
 
@@ -72,8 +86,11 @@ def lineagegraph_cli(
     environ["PYTHONPATH"] = os.pathsep.join([str(site), str(ROOT / "src")])
     return subprocess.run(
         [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(store), *args],
-        env={**environ, **env}, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        env={**environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_an_installed_plugin_is_a_source(plugin_site: Path, tmp_path: Path) -> None:
@@ -85,8 +102,10 @@ def test_an_installed_plugin_is_a_source(plugin_site: Path, tmp_path: Path) -> N
     assert not store.exists()  # listing touches no store
 
     pairs = tmp_path / "copies.csv"
-    pairs.write_text("s3://lake/raw/orders,s3://lake/curated/orders\n"
-                     "s3://lake/curated/orders,s3://lake/marts/daily\n")  # fmt: skip
+    pairs.write_text(
+        "s3://lake/raw/orders,s3://lake/curated/orders\n"
+        "s3://lake/curated/orders,s3://lake/marts/daily\n"
+    )
     env = {"LINEAGEGRAPH_SOURCES__CSV__FILE": str(pairs)}
     listed = lineagegraph_cli(plugin_site, store, "harvest", "list", **env)
     assert re.search(r"^csv +yes ", listed.stdout, re.MULTILINE), listed.stdout
@@ -94,18 +113,24 @@ def test_an_installed_plugin_is_a_source(plugin_site: Path, tmp_path: Path) -> N
     ran = lineagegraph_cli(plugin_site, store, "harvest", "csv", **env)
     assert ran.returncode == 0, ran.stderr
     assert re.fullmatch(rf"{pairs}: 2 pairs; run \w+: success\n", ran.stdout)
-    upstream = lineagegraph_cli(plugin_site, store, "upstream", "s3://lake/marts/daily",
-                                "--format", "json")  # fmt: skip
+    upstream = lineagegraph_cli(
+        plugin_site, store, "upstream", "s3://lake/marts/daily", "--format", "json"
+    )
     assert upstream.returncode == 0, upstream.stderr
     found = {a["urn"]: a["distance"] for a in json.loads(upstream.stdout)["assets"]}
     assert found == {"s3://lake/curated/orders": 1, "s3://lake/raw/orders": 2}
 
     every = lineagegraph_cli(plugin_site, store, "harvest", "all", "--only", "csv", **env)
     assert every.returncode == 0, every.stderr
-    assert re.search(r"^csv: ok in [\d.]+ s, 1 run\(s\), 4 nodes and 2 edges written, watermark ",
-                     every.stdout, re.MULTILINE), every.stdout  # fmt: skip
-    assert "Needs [sources.csv] file" in lineagegraph_cli(plugin_site, store, "harvest", "csv",
-                                                     "--help").stdout  # fmt: skip
+    assert re.search(
+        r"^csv: ok in [\d.]+ s, 1 run\(s\), 4 nodes and 2 edges written, watermark ",
+        every.stdout,
+        re.MULTILINE,
+    ), every.stdout
+    assert (
+        "Needs [sources.csv] file"
+        in lineagegraph_cli(plugin_site, store, "harvest", "csv", "--help").stdout
+    )
 
 
 def test_a_plugins_settings_model_checks_its_table(plugin_site: Path, tmp_path: Path) -> None:
@@ -115,19 +140,35 @@ def test_a_plugins_settings_model_checks_its_table(plugin_site: Path, tmp_path: 
     store, pairs = tmp_path / "store", tmp_path / "copies.csv"
     pairs.write_text("s3://lake/raw/orders;s3://lake/curated/orders\n")
     env = {"LINEAGEGRAPH_SOURCES__CSV__FILE": str(pairs)}
-    typo = lineagegraph_cli(plugin_site, store, "harvest", "csv",
-                            LINEAGEGRAPH_SOURCES__CSV__DELIMTER=";", **env)  # fmt: skip
+    typo = lineagegraph_cli(
+        plugin_site, store, "harvest", "csv", LINEAGEGRAPH_SOURCES__CSV__DELIMTER=";", **env
+    )
     assert typo.returncode == 2, typo.stderr
-    assert ("invalid setting sources.csv.delimter / LINEAGEGRAPH_SOURCES__CSV__DELIMTER: "
-            "unknown setting") in typo.stderr  # fmt: skip
-    bad = lineagegraph_cli(plugin_site, store, "harvest", "all", "--only", "csv",
-                           LINEAGEGRAPH_SOURCES__CSV__DELIMITER=";;", **env)  # fmt: skip
+    assert (
+        "invalid setting sources.csv.delimter / LINEAGEGRAPH_SOURCES__CSV__DELIMTER: "
+        "unknown setting"
+    ) in typo.stderr
+    bad = lineagegraph_cli(
+        plugin_site,
+        store,
+        "harvest",
+        "all",
+        "--only",
+        "csv",
+        LINEAGEGRAPH_SOURCES__CSV__DELIMITER=";;",
+        **env,
+    )
     assert bad.returncode != 0
-    assert re.search(r"^csv: FAILED in .*invalid setting sources\.csv\.delimiter / "
-                     r"LINEAGEGRAPH_SOURCES__CSV__DELIMITER: String should have at most 1 "
-                     r"character", bad.stdout, re.MULTILINE), bad.stdout  # fmt: skip
-    ran = lineagegraph_cli(plugin_site, store, "harvest", "csv",
-                           LINEAGEGRAPH_SOURCES__CSV__DELIMITER=";", **env)  # fmt: skip
+    assert re.search(
+        r"^csv: FAILED in .*invalid setting sources\.csv\.delimiter / "
+        r"LINEAGEGRAPH_SOURCES__CSV__DELIMITER: String should have at most 1 "
+        r"character",
+        bad.stdout,
+        re.MULTILINE,
+    ), bad.stdout
+    ran = lineagegraph_cli(
+        plugin_site, store, "harvest", "csv", LINEAGEGRAPH_SOURCES__CSV__DELIMITER=";", **env
+    )
     assert ran.returncode == 0, ran.stderr
     assert re.fullmatch(rf"{pairs}: 1 pairs; run \w+: success\n", ran.stdout)
 
@@ -165,8 +206,9 @@ def test_a_broken_plugin_is_left_out_with_a_warning(tmp_path: Path) -> None:
     site = tmp_path / "site"
     dist = site / "lineagegraph_broken-0.1.dist-info"
     dist.mkdir(parents=True)
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: lineagegraph-broken\n"
-                                   "Version: 0.1\n")  # fmt: skip
+    (dist / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: lineagegraph-broken\nVersion: 0.1\n"
+    )
     (dist / "entry_points.txt").write_text(
         "[lineagegraph.harvesters]\nbroken = lineagegraph_missing:Harvester\n"
         "taken = lineagegraph.harvest.s3:S3Harvester\n"
@@ -191,8 +233,10 @@ def test_openlineage_paths_join_harvest_all(tmp_path: Path) -> None:
     (events / "a.jsonl").write_text(json.dumps(EVENT) + "\n")
     config = tmp_path / "lineagegraph.toml"
     bad = DATA / "bad_input.jsonl"
-    config.write_text(f'[graph]\ndata_dir = "{tmp_path / "store"}"\n'
-                      f'[openlineage]\npaths = ["{events}", "{bad}"]\n')  # fmt: skip
+    config.write_text(
+        f'[graph]\ndata_dir = "{tmp_path / "store"}"\n'
+        f'[openlineage]\npaths = ["{events}", "{bad}"]\n'
+    )
     result = CliRunner().invoke(cli, ["--config", str(config), "harvest", "all"])
     # bad_input.jsonl holds malformed lines: its run is partial, so the source is not ok
     assert result.exit_code == 5, result.output
@@ -202,10 +246,12 @@ def test_openlineage_paths_join_harvest_all(tmp_path: Path) -> None:
     assert "error: 1 source(s) failed: openlineage" in result.output
     assert "s3: skipped (no [s3] buckets)" in result.output
 
-    config.write_text(f'[graph]\ndata_dir = "{tmp_path / "store"}"\n'
-                      f'[openlineage]\npaths = ["{events}"]\n')  # fmt: skip
-    again = CliRunner().invoke(cli, ["--config", str(config), "harvest", "all", "--only",
-                                     "openlineage"])  # fmt: skip
+    config.write_text(
+        f'[graph]\ndata_dir = "{tmp_path / "store"}"\n[openlineage]\npaths = ["{events}"]\n'
+    )
+    again = CliRunner().invoke(
+        cli, ["--config", str(config), "harvest", "all", "--only", "openlineage"]
+    )
     assert again.exit_code == 0, again.output
     assert "openlineage: ok in " in again.output
     listed = CliRunner().invoke(cli, ["--config", str(config), "harvest", "list"])
@@ -213,8 +259,9 @@ def test_openlineage_paths_join_harvest_all(tmp_path: Path) -> None:
 
 
 def test_an_unknown_source_is_a_usage_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["--data-dir", str(tmp_path / "store"), "harvest", "all",
-                                      "--only", "nosuch"])  # fmt: skip
+    result = CliRunner().invoke(
+        cli, ["--data-dir", str(tmp_path / "store"), "harvest", "all", "--only", "nosuch"]
+    )
     assert result.exit_code == 2
     assert (
         "error: no source named 'nosuch'; known: s3, snowflake, spark, openlineage" in result.output
@@ -269,7 +316,14 @@ def test_a_settings_model_is_checked_before_the_source_runs(tmp_path: Path) -> N
     settings = load_settings(
         None, graph={"data_dir": tmp_path / "store"}, sources={"modelled": {"typo": 1}}
     )
-    with lineagegraph.open_store(settings) as store, pytest.raises(ConfigError, match=(
-        r"^invalid setting sources\.modelled\.typo / LINEAGEGRAPH_SOURCES__MODELLED__TYPO: "
-        r"unknown setting")):  # fmt: skip
+    with (
+        lineagegraph.open_store(settings) as store,
+        pytest.raises(
+            ConfigError,
+            match=(
+                r"^invalid setting sources\.modelled\.typo / LINEAGEGRAPH_SOURCES__MODELLED__TYPO: "
+                r"unknown setting"
+            ),
+        ),
+    ):
         lineagegraph.harvest_source(ModelledHarvester(), store, settings)

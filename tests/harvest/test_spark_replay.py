@@ -18,11 +18,18 @@ from lineagegraph.spark.actions import DatasetRef, SparkAction
 
 def record(n: int) -> dict[str, Any]:
     return SparkAction(
-        app="nightly", app_id="app-1", user=None, func="save", execution_id=n, at=1_000 + n,
-        duration_ms=5, command="InsertIntoHadoopFsRelationCommand", mode="Overwrite",
+        app="nightly",
+        app_id="app-1",
+        user=None,
+        func="save",
+        execution_id=n,
+        at=1_000 + n,
+        duration_ms=5,
+        command="InsertIntoHadoopFsRelationCommand",
+        mode="Overwrite",
         output=DatasetRef(f"s3://lake/out/{n}", "Dataset"),
         inputs=[DatasetRef(f"s3://lake/in/{n}", "Dataset")],
-    ).to_record()  # fmt: skip
+    ).to_record()
 
 
 def line(n: int) -> bytes:

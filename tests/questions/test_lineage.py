@@ -85,8 +85,18 @@ COLUMN_FEEDS = [
 
 def lineage_items() -> list[Item]:
     kinds = {RAW_FILE: "File", ORDERS_S3: "Dataset", STAGED: "Dataset"}
-    urns = [RAW_FILE, ORDERS_S3, STAGED, RAW_ORDERS, CUSTOMERS, ENRICHED, DAILY, REVENUE,
-            OLD_COPY, LEGACY]  # fmt: skip
+    urns = [
+        RAW_FILE,
+        ORDERS_S3,
+        STAGED,
+        RAW_ORDERS,
+        CUSTOMERS,
+        ENRICHED,
+        DAILY,
+        REVENUE,
+        OLD_COPY,
+        LEGACY,
+    ]
     items: list[Item] = [
         Asset(u, kinds.get(u, "Table"), system_of(u), name_of(u), T0)  # type: ignore[arg-type]
         for u in urns
@@ -94,8 +104,11 @@ def lineage_items() -> list[Item]:
     items.append(PartOf(RAW_FILE, ORDERS_S3))
     for i, (job, reads, writes) in enumerate(JOBS):
         at = T0 + 1000 * i
-        items.append(Transformation(job, system_of(job), name_of(job), f"run{i}", at,
-                                    "etl", tuple(reads), tuple(writes)))  # fmt: skip
+        items.append(
+            Transformation(
+                job, system_of(job), name_of(job), f"run{i}", at, "etl", tuple(reads), tuple(writes)
+            )
+        )
         items.extend(Flow(r, w, at, job) for r in reads for w in writes)
     columns = {c for src, dst, _ in COLUMN_FEEDS for c in (src, dst)}
     items.extend(Column(column_urn(a, c), a, c, T0) for a, c in sorted(columns))
@@ -107,8 +120,9 @@ def lineage_items() -> list[Item]:
 
 def soft_delete(store: GraphStore, urn: str, at: int) -> None:
     """What a DROP seen in ACCESS_HISTORY does to an asset (test setup only)."""
-    store.execute("MATCH (a:Asset {urn: $urn}) SET a.deleted_at = $at", {"urn": urn, "at": at},
-                  write=True)  # fmt: skip
+    store.execute(
+        "MATCH (a:Asset {urn: $urn}) SET a.deleted_at = $at", {"urn": urn, "at": at}, write=True
+    )
 
 
 def build(store: GraphStore) -> None:
@@ -387,8 +401,11 @@ def test_resolve_suggests_names_with_a_typo_inside_a_word(
         "s3://lake/events_daily_v2",
         "s3://lake/events_hourly",
     ):
-        writer.add(Asset(urn, "Table" if "snowflake" in urn else "Dataset", system_of(urn),
-                         name_of(urn), T0))  # fmt: skip
+        writer.add(
+            Asset(
+                urn, "Table" if "snowflake" in urn else "Dataset", system_of(urn), name_of(urn), T0
+            )
+        )
     writer.flush()
     with pytest.raises(AssetNotFound, match="no asset matches") as caught:
         lineage.resolve(graph, settings, typed)
@@ -403,8 +420,13 @@ def test_resolve_marks_deleted_suggestions(graph: GraphStore, settings: Settings
 
 def test_resolve_without_account_finds_the_only_match(graph: GraphStore) -> None:
     assert lineage.resolve(graph, Settings(), "analytics.marts.daily_sales") == DAILY
-    other = Asset("snowflake://other-acct/ANALYTICS.MARTS.DAILY_SALES", "Table", "snowflake",
-                  "DAILY_SALES", T0)  # fmt: skip
+    other = Asset(
+        "snowflake://other-acct/ANALYTICS.MARTS.DAILY_SALES",
+        "Table",
+        "snowflake",
+        "DAILY_SALES",
+        T0,
+    )
     writer = GraphWriter(graph)
     writer.add(other)
     writer.flush()
@@ -550,8 +572,9 @@ def test_cli_path_from_an_s3_object(run) -> None:  # type: ignore[no-untyped-def
     assert result.exit_code == 0, result.output
     assert f"showing the paths from the dataset it is part of, {ORDERS_S3}" in result.stderr
     assert "path 1 (3 hops)" in result.stdout and f"  {ORDERS_S3}" in result.stdout
-    data = json.loads(run("path", RAW_FILE, "analytics.marts.daily_sales", "--format",
-                          "json").stdout)  # fmt: skip
+    data = json.loads(
+        run("path", RAW_FILE, "analytics.marts.daily_sales", "--format", "json").stdout
+    )
     assert data["from"]["urn"] == ORDERS_S3 and len(data["notes"]) == 1
 
 
@@ -645,19 +668,34 @@ def test_cli_html_is_not_poured_onto_a_terminal(cli_dir: Path, tmp_path: Path) -
     says to write a file; into a pipe it is the page, as asked."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
     env["LINEAGEGRAPH_IDENTITY__SNOWFLAKE_ACCOUNT"] = ACCOUNT
-    argv = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(cli_dir), "impact",
-            "raw.public.orders", "--format", "html"]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "lineagegraph.cli",
+        "--data-dir",
+        str(cli_dir),
+        "impact",
+        "raw.public.orders",
+        "--format",
+        "html",
+    ]
     main, secondary = pty.openpty()
     try:
-        tty = subprocess.run(argv, stdout=secondary, stderr=subprocess.PIPE, text=True,
-                             env=env, cwd=tmp_path, timeout=120)  # fmt: skip
+        tty = subprocess.run(
+            argv,
+            stdout=secondary,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=120,
+        )
     finally:
         os.close(secondary)
         os.close(main)
     assert tty.returncode == 2, tty.stderr
     assert "-o lineage.html" in tty.stderr
-    piped = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path,
-                           timeout=120)  # fmt: skip
+    piped = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.startswith("<!DOCTYPE html>")
 
@@ -750,8 +788,9 @@ def openlineage_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ]
     root = tmp_path_factory.mktemp("openlineage-names")
     (root / "events.jsonl").write_text("\n".join(lines) + "\n")
-    harvested = CliRunner().invoke(cli, ["--data-dir", str(root / "g"), "harvest",
-                                         "openlineage", str(root / "events.jsonl")])  # fmt: skip
+    harvested = CliRunner().invoke(
+        cli, ["--data-dir", str(root / "g"), "harvest", "openlineage", str(root / "events.jsonl")]
+    )
     assert harvested.exit_code == 0, harvested.output
     return root / "g"
 

@@ -22,9 +22,15 @@ def _write(store: GraphStore, items: list[Item]) -> None:
     writer.flush()
 
 
-def _check(status: CheckStatus, at: int, *, urn: str = "test.orders.unique_id",
-           target: str = ORDERS + "#ID", failures: int | None = None,
-           run_id: str = "r") -> CheckResult:  # fmt: skip
+def _check(
+    status: CheckStatus,
+    at: int,
+    *,
+    urn: str = "test.orders.unique_id",
+    target: str = ORDERS + "#ID",
+    failures: int | None = None,
+    run_id: str = "r",
+) -> CheckResult:
     return CheckResult(urn, "dbt", "unique_id", target, status, at, run_id, failures)
 
 
@@ -51,8 +57,14 @@ def orders(store: GraphStore) -> GraphStore:
 
 def test_a_check_node_per_urn_on_its_column(orders: GraphStore) -> None:
     _write(orders, [_check("fail", T0, failures=3, run_id="run-1")])
-    assert _stored(orders) == {"status": "fail", "at": T0, "failures": 3, "run_id": "run-1",
-                               "system": "dbt", "target": ORDERS + "#ID"}  # fmt: skip
+    assert _stored(orders) == {
+        "status": "fail",
+        "at": T0,
+        "failures": 3,
+        "run_id": "run-1",
+        "system": "dbt",
+        "target": ORDERS + "#ID",
+    }
     _write(orders, [_check("pass", T0 + 10, failures=0, run_id="run-2")])
     assert _stored(orders)["status"] == "pass"
     assert _stored(orders)["run_id"] == "run-2"
@@ -63,8 +75,14 @@ def test_a_check_node_per_urn_on_its_column(orders: GraphStore) -> None:
 def test_an_older_result_never_overwrites_a_newer_one(orders: GraphStore) -> None:
     _write(orders, [_check("pass", T0 + 10, failures=0, run_id="new")])
     _write(orders, [_check("fail", T0, failures=7, run_id="old")])
-    assert _stored(orders) == {"status": "pass", "at": T0 + 10, "failures": 0, "run_id": "new",
-                               "system": "dbt", "target": ORDERS + "#ID"}  # fmt: skip
+    assert _stored(orders) == {
+        "status": "pass",
+        "at": T0 + 10,
+        "failures": 0,
+        "run_id": "new",
+        "system": "dbt",
+        "target": ORDERS + "#ID",
+    }
 
 
 def test_older_and_newer_in_one_batch_in_either_order(orders: GraphStore) -> None:
@@ -85,8 +103,14 @@ def test_the_same_timestamp_twice(orders: GraphStore, order: str) -> None:
     _write(orders, [first])  # the same result again: nothing changes
     assert _stored(orders)["run_id"] == first.run_id
     _write(orders, [second])
-    assert _stored(orders) == {"status": "fail", "at": T0, "failures": 2, "run_id": "b",
-                               "system": "dbt", "target": ORDERS + "#ID"}  # fmt: skip
+    assert _stored(orders) == {
+        "status": "fail",
+        "at": T0,
+        "failures": 2,
+        "run_id": "b",
+        "system": "dbt",
+        "target": ORDERS + "#ID",
+    }
 
 
 def test_same_time_and_status_more_failures_wins(orders: GraphStore) -> None:

@@ -198,8 +198,7 @@ def test_the_documented_glob_examples(lake: Lake) -> None:
         for key in matching + other:
             lake.obj(bucket, key)
         lake.write()
-        found = usage(lake.store, buckets=[bucket],
-                      excludes=exclusion_globs([glob]))  # fmt: skip
+        found = usage(lake.store, buckets=[bucket], excludes=exclusion_globs([glob]))
         excluded = sum(r["objects"] for (_, _, status), r in found.items() if status == "excluded")
         assert excluded == len(matching), glob
         assert sum(r["objects"] for r in found.values()) == len(matching) + len(other)

@@ -41,9 +41,10 @@ def run(home: Path, *args: str) -> Result:
 
 def test_orphans_table(home: Path) -> None:
     result = CliRunner().invoke(
-        cli, ["--data-dir", str(home / "store"), "orphans", "--as-of", AS_OF],
+        cli,
+        ["--data-dir", str(home / "store"), "orphans", "--as-of", AS_OF],
         env={"COLUMNS": "100"},
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == (
@@ -86,9 +87,10 @@ def test_report_tables_never_break_a_name(home: Path, columns: str | None) -> No
     """At any terminal width the names stay whole, one row a line (they were cut at `-` and
     `/` onto more lines even with COLUMNS=200); off a terminal nothing is fitted at all."""
     result = CliRunner().invoke(
-        cli, ["--data-dir", str(home / "store"), "cost-report", "--as-of", AS_OF],
+        cli,
+        ["--data-dir", str(home / "store"), "cost-report", "--as-of", AS_OF],
         env={"COLUMNS": columns},
-    )  # fmt: skip
+    )
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     rows = [line.split()[0] for line in lines if line.startswith("s3://")]
@@ -159,8 +161,9 @@ def test_orphans_by_object_lists_each_object(home: Path) -> None:
         ("s3://lake/raw/events/2024/x.json", "1", str(GB), "object"),
     ]
     assert rows[0]["dataset"] == "s3://lake/raw/orders" and rows[0]["bucket"] == "lake"
-    whole = json.loads(run(home, "orphans", "--as-of", AS_OF, "--by", "object",
-                           "--format", "json").stdout)  # fmt: skip
+    whole = json.loads(
+        run(home, "orphans", "--as-of", AS_OF, "--by", "object", "--format", "json").stdout
+    )
     assert whole["by"] == "object" and whole["totals"]["objects"] == 3
     assert not any("per-object detail" in note for note in whole["notes"])
 

@@ -39,11 +39,13 @@ def rollup_lake(lake: Lake) -> None:
     that look like other values ('true', '1', an empty tier) and characters that need quoting."""
     mixed_lake(lake)
     tallies: dict[tuple[str, str, str | None, bool], Tally] = {}
-    for n, (dataset, storage_class, tier) in enumerate([
-        ("s3://r/true", "STANDARD", None),
-        ("s3://r/1", "INTELLIGENT_TIERING", "ARCHIVE_ACCESS"),
-        ("s3://r/ sp\u00e4ce \\'\"", "GLACIER", ""),
-    ]):  # fmt: skip
+    for n, (dataset, storage_class, tier) in enumerate(
+        [
+            ("s3://r/true", "STANDARD", None),
+            ("s3://r/1", "INTELLIGENT_TIERING", "ARCHIVE_ACCESS"),
+            ("s3://r/ sp\u00e4ce \\'\"", "GLACIER", ""),
+        ]
+    ):
         lake.items.append(Asset(dataset, "Dataset", "s3", name_of(dataset), T0, {"bucket": "r"}))
         for excluded in (False, True):
             tally = tallies.setdefault((dataset, storage_class, tier, excluded), Tally())

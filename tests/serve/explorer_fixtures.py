@@ -33,8 +33,13 @@ IMG = "<img src=x onerror=alert(1)>"  # a column name that must show as text
 CTRL = "tab\there\x1f"  # and one with control characters
 
 
-def _event(job: str, inputs: list[dict[str, Any]], outputs: list[tuple[str, str]],
-           at: str, facets: dict[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def _event(
+    job: str,
+    inputs: list[dict[str, Any]],
+    outputs: list[tuple[str, str]],
+    at: str,
+    facets: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     return {"eventType": "COMPLETE", "eventTime": at, "run": {"runId": f"run-{job}-{at}"},
             "job": {"namespace": "airflow", "name": job}, "producer": "tests",
             "inputs": inputs,
@@ -44,10 +49,14 @@ def _event(job: str, inputs: list[dict[str, Any]], outputs: list[tuple[str, str]
 
 def _lineage(namespace: str, name: str, **fields: str) -> dict[str, Any]:
     """Output facets: a columnLineage facet, each field fed by one field of namespace/name."""
-    return {"columnLineage": {"fields": {
-        field: {"inputFields": [{"namespace": namespace, "name": name, "field": source}]}
-        for field, source in fields.items()
-    }}}  # fmt: skip
+    return {
+        "columnLineage": {
+            "fields": {
+                field: {"inputFields": [{"namespace": namespace, "name": name, "field": source}]}
+                for field, source in fields.items()
+            }
+        }
+    }
 
 
 # Column lineage along the chain (field <- source field), as each job's output facet gives it:
@@ -55,9 +64,10 @@ def _lineage(namespace: str, name: str, **fields: str) -> dict[str, Any]:
 # DAILY_SALES.NOTE; DAILY_SALES.TOTAL, DAY -> exports/daily total, day; TOTAL -> exports/old.
 # ORDERS also has a column without lineage (CTRL) from its schema facet.
 LOAD_FACETS = _lineage("s3://raw", "orders", AMOUNT="amount", ORDERED_AT="ts") | {
-    "schema": {"fields": [{"name": n, "type": "string"} for n in ("AMOUNT", "ORDERED_AT", IMG,
-                                                                  CTRL)]},
-}  # fmt: skip
+    "schema": {
+        "fields": [{"name": n, "type": "string"} for n in ("AMOUNT", "ORDERED_AT", IMG, CTRL)]
+    },
+}
 MART_FACETS = _lineage(SF, "DB.S.ORDERS", TOTAL="AMOUNT", DAY="ORDERED_AT", NOTE=IMG)
 EXPORT_FACETS = _lineage(SF, "DB.S.DAILY_SALES", total="TOTAL", day="DAY")
 
@@ -66,10 +76,14 @@ def events() -> list[dict[str, Any]]:
     """raw (S3) -> load -> ORDERS -> mart -> DAILY_SALES -> export -> exports (S3), and an
     archive job writing OLD (deleted later); the mart's run asserts on ORDERS, and one
     assertion (on a column) fails. Every job's output has column lineage."""
-    checks = {"dataQualityAssertions": {"assertions": [
-        {"assertion": "not_null", "column": "AMOUNT", "success": False},
-        {"assertion": "row_count", "success": True},
-    ]}}  # fmt: skip
+    checks = {
+        "dataQualityAssertions": {
+            "assertions": [
+                {"assertion": "not_null", "column": "AMOUNT", "success": False},
+                {"assertion": "row_count", "success": True},
+            ]
+        }
+    }
     raw = [{"namespace": "s3://raw", "name": "orders"}]
     daily = [{"namespace": SF, "name": "DB.S.DAILY_SALES"}]
     return [

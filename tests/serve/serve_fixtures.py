@@ -68,8 +68,11 @@ class Server:
         log = (self.data_dir.parent / f"serve-{self.port}.log").open("ab")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "lineagegraph.cli", "serve"],
-            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=self.data_dir.parent,
-        )  # fmt: skip
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=self.data_dir.parent,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -24,8 +24,12 @@ def ask(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "LINEAGEGRAPH_GRAPH__DATA_DIR": str(data_dir)}
     return subprocess.run(
         [sys.executable, "-m", "lineagegraph.cli", "--debug", *args],
-        env=env, cwd=data_dir.parent, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        env=env,
+        cwd=data_dir.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def upstream_urns(data_dir: Path) -> tuple[list[str], subprocess.CompletedProcess[str]]:

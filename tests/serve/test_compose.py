@@ -42,8 +42,9 @@ def environment(**given: str) -> dict[str, str]:
 
 
 def dockerfile(instruction: str) -> Any:
-    [line] = [x for x in (ROOT / "Dockerfile").read_text().splitlines()
-              if x.startswith(instruction + " ")]  # fmt: skip
+    [line] = [
+        x for x in (ROOT / "Dockerfile").read_text().splitlines() if x.startswith(instruction + " ")
+    ]
     return yaml.safe_load(line.partition(" ")[2])  # a JSON-form instruction is a YAML list
 
 
@@ -81,10 +82,18 @@ def test_the_command_serves_when_run_directly(tmp_path: Path) -> None:
     """The service's command on the embedded store (no Neo4j here) on all interfaces."""
     port = free_port()
     command = [*SERVICE["command"][:-1], str(port)]
-    env = {**os.environ, "PYTHONPATH": str(SRC), "LINEAGEGRAPH_SERVE__TOKEN": TOKEN,
-           "LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store")}  # fmt: skip
-    process = subprocess.Popen([sys.executable, "-m", "lineagegraph.cli", *command], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(SRC),
+        "LINEAGEGRAPH_SERVE__TOKEN": TOKEN,
+        "LINEAGEGRAPH_GRAPH__DATA_DIR": str(tmp_path / "store"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lineagegraph.cli", *command],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline, answer = time.monotonic() + 60, None
         while answer is None and time.monotonic() < deadline:

@@ -32,8 +32,13 @@ def browser() -> Iterator[Any]:
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                f"--window-size={WIDTH},{HEIGHT}"):  # fmt: skip
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--window-size={WIDTH},{HEIGHT}",
+    ):
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(executable_path=DRIVER), options=options)
     driver.implicitly_wait(0)
@@ -71,8 +76,9 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any,
-                                           tmp_path: Path) -> None:  # fmt: skip
+def test_search_open_expand_and_screenshot(
+    explorer_server: Server, browser: Any, tmp_path: Path
+) -> None:
     browser.get(explorer_server.url + "/")
     assert browser.title == "lineagegraph explorer"
     assert not browser.find_element("id", "path-form").is_displayed()  # the other tab
@@ -100,13 +106,20 @@ def test_search_open_expand_and_screenshot(explorer_server: Server, browser: Any
     # one hop both ways around DAILY_SALES, with its asset page
     wait(browser, lambda d: drawn(d) == {DAILY, ORDERS, EXPORT})
     assert "lineage of " + DAILY in browser.find_element("id", "summary").text
-    panel = wait(browser, lambda d: d.find_element("id", "asset") if "DAILY_SALES" in
-                 d.find_element("id", "asset").text else None)  # fmt: skip
+    panel = wait(
+        browser,
+        lambda d: (
+            d.find_element("id", "asset")
+            if "DAILY_SALES" in d.find_element("id", "asset").text
+            else None
+        ),
+    )
     assert DAILY in panel.text and "mart" not in panel.text.split("Transformations")[0]
 
     # a click on ORDERS grows the picture upstream of it and opens its page
-    node = next(g for g in by_css(browser, "#canvas g.node")
-                if g.get_attribute("data-urn") == ORDERS)  # fmt: skip
+    node = next(
+        g for g in by_css(browser, "#canvas g.node") if g.get_attribute("data-urn") == ORDERS
+    )
     node.click()
     wait(browser, lambda d: drawn(d) == {DAILY, ORDERS, EXPORT, RAW})
     wait(browser, lambda d: "not_null" in d.find_element("id", "asset").text)
@@ -170,13 +183,16 @@ def test_a_name_not_found_lists_the_nearest_and_deleted_on_request(
 
 def column_urns(driver: Any, css: str) -> list[str]:
     """The urns (each row's tooltip) of the column rows matching `css`, in drawing order."""
-    script = "return [...document.querySelectorAll(arguments[0])].map(" \
-        "(g) => g.querySelector('title').textContent)"  # fmt: skip
+    script = (
+        "return [...document.querySelectorAll(arguments[0])].map("
+        "(g) => g.querySelector('title').textContent)"
+    )
     return driver.execute_script(script, css)
 
 
-def test_the_column_view_lights_up_a_columns_lineage(explorer_server: Server, browser: Any,
-                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_the_column_view_lights_up_a_columns_lineage(
+    explorer_server: Server, browser: Any, tmp_path: Path
+) -> None:
     browser.get(explorer_server.url + "/")
     browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
     browser.refresh()
@@ -196,18 +212,24 @@ def test_the_column_view_lights_up_a_columns_lineage(explorer_server: Server, br
     assert IMG in texts and "tab\\there\\x1f" in texts and CTRL not in texts
     assert browser.execute_script("return document.querySelectorAll('img').length") == 0
 
-    amount = next(g for g in by_css(browser, "#canvas g.column")
-                  if g.find_element("css selector", "text").text == "AMOUNT")  # fmt: skip
+    amount = next(
+        g
+        for g in by_css(browser, "#canvas g.column")
+        if g.find_element("css selector", "text").text == "AMOUNT"
+    )
     amount.click()
     wait(browser, lambda d: column_urns(d, "#canvas g.column.picked") == [f"{ORDERS}#AMOUNT"])
     assert column_urns(browser, "#canvas g.column.upstream") == [f"{RAW}#amount"]
     assert sorted(column_urns(browser, "#canvas g.column.downstream")) == [
-        f"{EXPORT}#total", f"{DAILY}#TOTAL"]  # fmt: skip
+        f"{EXPORT}#total",
+        f"{DAILY}#TOTAL",
+    ]
     assert len(by_css(browser, "#canvas path.feed.lit")) == 3  # amount->AMOUNT->TOTAL->total
     assert len(by_css(browser, "#canvas path.feed")) == 7
     picked = browser.find_element("id", "picked").text
-    assert picked == (f"Column AMOUNT of {ORDERS}: 1 column(s) upstream, 2 downstream on "
-                      "this picture")  # fmt: skip
+    assert picked == (
+        f"Column AMOUNT of {ORDERS}: 1 column(s) upstream, 2 downstream on this picture"
+    )
     # dimmed: every column row but the four lit ones
     dim = browser.execute_script(
         "return [...document.querySelectorAll('#canvas g.column')]"
@@ -230,8 +252,9 @@ def test_the_column_view_lights_up_a_columns_lineage(explorer_server: Server, br
     assert not logs, logs  # no script error, nothing blocked by the page's CSP
 
 
-def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any,
-                                           tmp_path: Path) -> None:  # fmt: skip
+def test_the_orphan_table_sorts_and_totals(
+    explorer_server: Server, browser: Any, tmp_path: Path
+) -> None:
     browser.get(explorer_server.url + "/")
     browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
     browser.refresh()
@@ -241,12 +264,16 @@ def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any
     browser.find_element("css selector", "#orphans-form button").click()
 
     def datasets(d: Any) -> list[str]:
-        return [tr.find_elements("css selector", "td")[1].text
-                for tr in by_css(d, "#report-table tbody tr")]  # fmt: skip
+        return [
+            tr.find_elements("css selector", "td")[1].text
+            for tr in by_css(d, "#report-table tbody tr")
+        ]
 
     # most expensive first, as the CLI ranks them
-    wait(browser, lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders",
-                                            "s3://lake/raw/events"])  # fmt: skip
+    wait(
+        browser,
+        lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders", "s3://lake/raw/events"],
+    )
     headers = [th.text for th in by_css(browser, "#report-table th")]
     assert headers[:4] == ["bucket", "dataset", "objects", "bytes"] and "monthly_usd" in headers
     total = by_css(browser, "#report-table tfoot td")
@@ -275,8 +302,10 @@ def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any
         "[...f.querySelectorAll('g.bar')].map((g) => [...g.querySelectorAll('text')]"
         ".map((t) => t.textContent)))"
     )
-    assert bars == [[["STANDARD", "$0.12"], ["GLACIER", "$0.0036"]],
-                    [["other", "$0.069"], ["lake", "$0.050"]]]  # fmt: skip
+    assert bars == [
+        [["STANDARD", "$0.12"], ["GLACIER", "$0.0036"]],
+        [["other", "$0.069"], ["lake", "$0.050"]],
+    ]
     chart = browser.find_element("id", "report-chart").rect
     table = browser.find_element("id", "report-table").rect
     assert chart["y"] + chart["height"] <= table["y"]
@@ -288,11 +317,15 @@ def test_the_orphan_table_sorts_and_totals(explorer_server: Server, browser: Any
 
     header = next(th for th in by_css(browser, "#report-table th") if th.text == "dataset")
     header.click()  # text: ascending first
-    wait(browser, lambda d: datasets(d) == ["s3://lake/raw/events", "s3://lake/raw/orders",
-                                            "s3://other/x"])  # fmt: skip
+    wait(
+        browser,
+        lambda d: datasets(d) == ["s3://lake/raw/events", "s3://lake/raw/orders", "s3://other/x"],
+    )
     next(th for th in by_css(browser, "#report-table th") if th.text == "dataset").click()
-    wait(browser, lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders",
-                                            "s3://lake/raw/events"])  # fmt: skip
+    wait(
+        browser,
+        lambda d: datasets(d) == ["s3://other/x", "s3://lake/raw/orders", "s3://lake/raw/events"],
+    )
     shot = tmp_path / "orphans.png"
     assert browser.save_screenshot(str(shot)) and png_size(shot) == viewport(browser)
 
@@ -347,8 +380,10 @@ def test_the_whole_answer_shows_on_first_paint(explorer_server: Server, browser:
     assert box_width(browser) < 0.9 * fitted
     browser.find_element("id", "zoom-fit").click()
     assert abs(box_width(browser) - fitted) < 1
-    wheel = "document.getElementById('canvas').dispatchEvent(new WheelEvent('wheel', " \
-        "{deltaY: 300, clientX: 300, clientY: 400, bubbles: true, cancelable: true}))"  # fmt: skip
+    wheel = (
+        "document.getElementById('canvas').dispatchEvent(new WheelEvent('wheel', "
+        "{deltaY: 300, clientX: 300, clientY: 400, bubbles: true, cancelable: true}))"
+    )
     browser.execute_script(wheel)
     assert box_width(browser) > 1.2 * fitted  # the wheel zooms out
 
@@ -356,8 +391,9 @@ def test_the_whole_answer_shows_on_first_paint(explorer_server: Server, browser:
 
     browser.find_element("id", "zoom-fit").click()
     before = browser.execute_script(GEOMETRY)["viewBox"].split()
-    node = next(g for g in by_css(browser, "#canvas g.node")
-                if g.get_attribute("data-urn") == ORDERS)  # fmt: skip
+    node = next(
+        g for g in by_css(browser, "#canvas g.node") if g.get_attribute("data-urn") == ORDERS
+    )
     ActionChains(browser).click_and_hold(node).move_by_offset(-120, 0).release().perform()
     after = browser.execute_script(GEOMETRY)["viewBox"].split()
     assert float(after[0]) > float(before[0]) + 50 and after[2] == before[2]  # panned

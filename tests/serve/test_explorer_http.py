@@ -44,8 +44,9 @@ def test_the_page_and_its_files_need_no_token_and_carry_a_strict_policy(
 
 
 def test_the_reads_need_the_token(explorer_server: Server) -> None:
-    r = requests.get(f"{explorer_server.url}/api/v1/explore/suggest", params={"q": "daily"},
-                     timeout=30)  # fmt: skip
+    r = requests.get(
+        f"{explorer_server.url}/api/v1/explore/suggest", params={"q": "daily"}, timeout=30
+    )
     assert r.status_code == 401 and "Bearer" in r.json()["reason"]
     assert explorer_server.get("/api/v1/explore/suggest", q="daily").json() == [EXPORT, DAILY]
     # no urn holds a typo: the nearest names instead
@@ -68,21 +69,26 @@ def test_a_picture_grows_around_the_nodes_expanded(explorer_server: Server) -> N
     other = explorer_server.get("/api/v1/explore/graph", name=DAILY, depth=1, expand=RAW)
     assert {n["urn"] for n in other.json()["nodes"]} == {DAILY, ORDERS, EXPORT}
 
-    up = explorer_server.get("/api/v1/explore/graph", name=DAILY, direction="upstream",
-                             colour="system").json()  # fmt: skip
+    up = explorer_server.get(
+        "/api/v1/explore/graph", name=DAILY, direction="upstream", colour="system"
+    ).json()
     assert drawn(up) == {DAILY, ORDERS, RAW}
     assert [e["label"] for e in up["legend"]] == ["s3", "snowflake"]
     impact = explorer_server.get("/api/v1/explore/graph", name=ORDERS, direction="impact").json()
     jobs = {n["urn"] for n in impact["nodes"] if n["kind"] == "Transformation"}
-    assert jobs == {"openlineage://airflow/mart", "openlineage://airflow/export",
-                    "openlineage://airflow/archive"}  # fmt: skip
+    assert jobs == {
+        "openlineage://airflow/mart",
+        "openlineage://airflow/export",
+        "openlineage://airflow/archive",
+    }
 
 
 def test_deleted_assets_only_on_request(explorer_server: Server) -> None:
     down = explorer_server.get("/api/v1/explore/graph", name=DAILY, direction="downstream")
     assert drawn(down.json()) == {DAILY, EXPORT}
-    both = explorer_server.get("/api/v1/explore/graph", name=DAILY, direction="downstream",
-                               include_deleted="true").json()  # fmt: skip
+    both = explorer_server.get(
+        "/api/v1/explore/graph", name=DAILY, direction="downstream", include_deleted="true"
+    ).json()
     assert drawn(both) == {DAILY, EXPORT, OLD}
     assert [n["urn"] for n in both["nodes"] if n["deleted"]] == [OLD]
     assert 'stroke-dasharray="5 3"' in both["svg"]  # drawn dashed
@@ -125,15 +131,19 @@ def test_the_column_view_lists_columns_and_their_lineage(explorer_server: Server
     assert names[6] == CTRL and texts == names | {6: "tab\\there\\x1f"}  # written out
     boxes = [int(g.get("data-node")) for g in root.iter(f"{SVG}g") if g.get("class") == "node"]
     assert boxes == [0, 1, 2]  # the page finds each box's urn in `nodes`
-    feeds = {(int(p.get("data-from")), int(p.get("data-to")))
-             for p in root.iter(f"{SVG}path") if p.get("class") == "feed"}  # fmt: skip
+    feeds = {
+        (int(p.get("data-from")), int(p.get("data-to")))
+        for p in root.iter(f"{SVG}path")
+        if p.get("class") == "feed"
+    }
     index = {c["urn"]: i for i, c in enumerate(view["columns"])}
     assert feeds == {(index[e["from"]], index[e["to"]]) for e in view["column_edges"]}
 
 
 def test_the_column_view_follows_the_pictures_options(explorer_server: Server) -> None:
-    old = explorer_server.get("/api/v1/explore/columns", name=DAILY, direction="downstream",
-                              include_deleted="true").json()  # fmt: skip
+    old = explorer_server.get(
+        "/api/v1/explore/columns", name=DAILY, direction="downstream", include_deleted="true"
+    ).json()
     assert [(c["asset"], c["name"]) for c in old["columns"]] == [
         (DAILY, "DAY"), (DAILY, "NOTE"), (DAILY, "TOTAL"), (EXPORT, "day"), (EXPORT, "total"),
         (OLD, "total"),
@@ -203,9 +213,17 @@ def test_the_orphan_table_reads_the_cli_report(explorer_server: Server) -> None:
     assert r.status_code == 200, r.text
     doc = r.json()
     cli = CliRunner().invoke(
-        cli_main, ["--data-dir", str(explorer_server.data_dir), "orphans", "--by", "dataset",
-                   "--format", "json"],
-    )  # fmt: skip
+        cli_main,
+        [
+            "--data-dir",
+            str(explorer_server.data_dir),
+            "orphans",
+            "--by",
+            "dataset",
+            "--format",
+            "json",
+        ],
+    )
     assert cli.exit_code == 0, cli.output
     expected = json.loads(cli.stdout)
     assert doc["rows"] == expected["rows"] and doc["totals"] == expected["totals"]

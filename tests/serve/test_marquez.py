@@ -26,8 +26,12 @@ ODD = [
 ]
 
 
-def event(job: tuple[str, str], inputs: list[tuple[str, str]], outputs: list[tuple[str, str]],
-          at: str = "2024-05-01T10:00:00Z") -> dict[str, Any]:  # fmt: skip
+def event(
+    job: tuple[str, str],
+    inputs: list[tuple[str, str]],
+    outputs: list[tuple[str, str]],
+    at: str = "2024-05-01T10:00:00Z",
+) -> dict[str, Any]:
     def sets(pairs: list[tuple[str, str]]) -> list[dict[str, str]]:
         return [{"namespace": ns, "name": name} for ns, name in pairs]
 
@@ -45,10 +49,14 @@ def harvest(store: GraphStore, tmp_path: Path, events: list[dict[str, Any]]) -> 
 
 @pytest.fixture
 def odd_store(store: GraphStore, tmp_path: Path) -> GraphStore:
-    harvest(store, tmp_path, [
-        event(("team/etl", "load:daily"), [ODD[0]], [ODD[1]]),
-        event(("team/etl", "publish"), [ODD[1]], [ODD[2], ODD[3]]),
-    ])  # fmt: skip
+    harvest(
+        store,
+        tmp_path,
+        [
+            event(("team/etl", "load:daily"), [ODD[0]], [ODD[1]]),
+            event(("team/etl", "publish"), [ODD[1]], [ODD[2], ODD[3]]),
+        ],
+    )
     return store
 
 
@@ -64,8 +72,11 @@ def test_job_ids_with_slashes_and_colons(odd_store: GraphStore) -> None:
     assert node.urn == "openlineage://team/etl/load:daily"
     graph = marquez.lineage_graph(odd_store, node, 1, NO_FOLD_RULES)["graph"]
     by_id = {n["id"]: n for n in graph}
-    assert set(by_id) == {"job:team/etl:load:daily", "dataset:postgres://db:5432:shop.public:orders",
-                          "dataset:s3://b:2024:01/x"}  # fmt: skip
+    assert set(by_id) == {
+        "job:team/etl:load:daily",
+        "dataset:postgres://db:5432:shop.public:orders",
+        "dataset:s3://b:2024:01/x",
+    }
     job = by_id["job:team/etl:load:daily"]["data"]
     assert job["id"] == {"namespace": "team/etl", "name": "load:daily"}
 

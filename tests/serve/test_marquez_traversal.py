@@ -54,12 +54,14 @@ def load(store: GraphStore, graph: Generated) -> None:
         reads = tuple(a for j, a, rel in sorted(graph.edges) if j == job and rel == "READS_FROM")
         writes = tuple(a for j, a, rel in sorted(graph.edges) if j == job and rel == "WRITES_TO")
         name = job.rsplit("/", 1)[1]
-        writer.add(Transformation(job, "openlineage", name, f"run-{name}", T0, reads=reads,
-                                  writes=writes))  # fmt: skip
+        writer.add(
+            Transformation(job, "openlineage", name, f"run-{name}", T0, reads=reads, writes=writes)
+        )
     writer.flush()
     for asset in graph.deleted:
-        store.execute("MATCH (a:Asset {urn: $u}) SET a.deleted_at = $t", {"u": asset, "t": T0},
-                      write=True)  # fmt: skip
+        store.execute(
+            "MATCH (a:Asset {urn: $u}) SET a.deleted_at = $t", {"u": asset, "t": T0}, write=True
+        )
 
 
 def reference(graph: Generated, start: marquez.Node, depth: int, deleted: bool) -> set[Edge]:
@@ -103,8 +105,11 @@ def answered(answer: dict[str, object], graph: Generated) -> set[Edge]:
         for edge in node["outEdges"]:
             origin, destination = urn_of[edge["origin"]], urn_of[edge["destination"]]
             job_first = node["type"] == "JOB"
-            found.add((origin, destination, "WRITES_TO") if job_first
-                      else (destination, origin, "READS_FROM"))  # fmt: skip
+            found.add(
+                (origin, destination, "WRITES_TO")
+                if job_first
+                else (destination, origin, "READS_FROM")
+            )
             assert edge in next(n for n in nodes if n["id"] == edge["destination"])["inEdges"]
     return found
 
@@ -125,8 +130,9 @@ def test_traversal_matches_a_plain_search(store: GraphStore, seed: int) -> None:
     for start in starts[::3]:
         for depth in (0, 1, 2, 20):
             for deleted in (False, True):
-                answer = marquez.lineage_graph(store, start, depth, NO_FOLD_RULES,
-                                               include_deleted=deleted)  # fmt: skip
+                answer = marquez.lineage_graph(
+                    store, start, depth, NO_FOLD_RULES, include_deleted=deleted
+                )
                 expected = reference(graph, start, depth, deleted)
                 assert answered(answer, graph) == expected, (start.urn, depth, deleted)
                 checked += len(expected)

@@ -32,17 +32,36 @@ def load(store: GraphStore) -> None:
     writer.add(Asset(EXPORT, "Dataset", "s3", "dau", T0))
     for urn in (EVENTS, USERS, ACTIVE, DASH, GONE):
         writer.add(Asset(urn, "Table", "snowflake", urn.rsplit("/", 1)[1], T0))
-    writer.add(Transformation("openlineage://airflow/load", "openlineage", "load", "r1", T0,
-                              reads=(RAW,), writes=(EVENTS,)))  # fmt: skip
-    writer.add(Transformation("openlineage://airflow/export", "openlineage", "export", "r2", T0,
-                              reads=(DASH,), writes=(EXPORT,)))  # fmt: skip
+    writer.add(
+        Transformation(
+            "openlineage://airflow/load",
+            "openlineage",
+            "load",
+            "r1",
+            T0,
+            reads=(RAW,),
+            writes=(EVENTS,),
+        )
+    )
+    writer.add(
+        Transformation(
+            "openlineage://airflow/export",
+            "openlineage",
+            "export",
+            "r2",
+            T0,
+            reads=(DASH,),
+            writes=(EXPORT,),
+        )
+    )
     writer.add(Flow(RAW, EVENTS, T0, via="openlineage://airflow/load"))
     writer.add(Flow(DASH, EXPORT, T0, via="openlineage://airflow/export"))
     for src, dst in ((EVENTS, ACTIVE), (USERS, ACTIVE), (GONE, ACTIVE), (ACTIVE, DASH)):
         writer.add(Flow(src, dst, T0 + 1))  # no `via`: a view's dependency
     writer.flush()
-    store.execute("MATCH (a:Asset {urn: $u}) SET a.deleted_at = $t", {"u": GONE, "t": T0},
-                  write=True)  # fmt: skip
+    store.execute(
+        "MATCH (a:Asset {urn: $u}) SET a.deleted_at = $t", {"u": GONE, "t": T0}, write=True
+    )
 
 
 def datasets(answer: dict[str, Any]) -> set[str]:
@@ -66,10 +85,11 @@ def test_marquez_reaches_what_upstream_reaches(store: GraphStore) -> None:
     assert view["type"] == "JOB"
     assert view["data"]["view"] == ACTIVE and view["data"]["urn"] is None
     assert sorted(e["origin"] for e in view["inEdges"]) == [
-        f"dataset:{SF}:RAW.PUBLIC.EVENTS", f"dataset:{SF}:RAW.PUBLIC.USERS"]  # fmt: skip
+        f"dataset:{SF}:RAW.PUBLIC.EVENTS",
+        f"dataset:{SF}:RAW.PUBLIC.USERS",
+    ]
     assert [e["destination"] for e in view["outEdges"]] == [f"dataset:{SF}:MARTS.ACTIVE"]
-    assert {i["name"] for i in view["data"]["inputs"]} == {"RAW.PUBLIC.EVENTS",
-                                                           "RAW.PUBLIC.USERS"}  # fmt: skip
+    assert {i["name"] for i in view["data"]["inputs"]} == {"RAW.PUBLIC.EVENTS", "RAW.PUBLIC.USERS"}
     assert view["data"]["outputs"] == [{"namespace": SF, "name": "MARTS.ACTIVE"}]
     # each dataset links to the view job reading it, as to a real job
     events = nodes[f"dataset:{SF}:RAW.PUBLIC.EVENTS"]
@@ -95,7 +115,8 @@ def test_a_view_job_id_resolves_and_starts_a_graph(store: GraphStore) -> None:
     one = marquez.lineage_graph(store, node, 1, NO_FOLD_RULES)
     assert datasets(one) == {ACTIVE, EVENTS, USERS}  # its inputs and the view, not GONE
     assert set(by_id(one)) == {f"job:{SF}:MARTS.ACTIVE"} | {
-        f"dataset:{SF}:{u.rsplit('/', 1)[1]}" for u in (ACTIVE, EVENTS, USERS)}  # fmt: skip
+        f"dataset:{SF}:{u.rsplit('/', 1)[1]}" for u in (ACTIVE, EVENTS, USERS)
+    }
     two = marquez.lineage_graph(store, node, 2, NO_FOLD_RULES)
     assert datasets(two) == {ACTIVE, EVENTS, USERS, RAW, DASH}
     # an asset without job-less inputs has no such job

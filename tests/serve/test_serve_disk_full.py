@@ -22,8 +22,11 @@ from test_serve_recovery import event, in_graph, metric, wait_for
 def small_disk(tmp_path: Path) -> Iterator[Path]:
     disk = tmp_path / "disk"
     disk.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs",
-                              str(disk)], capture_output=True, text=True)  # fmt: skip
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m,mode=0700", "tmpfs", str(disk)],
+        capture_output=True,
+        text=True,
+    )
     if mounted.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs (needs root): {mounted.stderr.strip()}")
     try:
@@ -61,19 +64,40 @@ def test_a_full_disk_reads_disk_full_and_serve_recovers_when_freed(small_disk: P
         # The CLI writing to the same store (through serve's server) on the full disk.
         events = small_disk.parent / "events.jsonl"
         events.write_text(event("from-cli") + "\n")
-        env = {**os.environ, "PYTHONPATH": str(SRC),
-               "LINEAGEGRAPH_GRAPH__DATA_DIR": str(server.data_dir)}  # fmt: skip
-        cli = subprocess.run([sys.executable, "-m", "lineagegraph.cli", "harvest", "openlineage",
-                              str(events)], env=env, capture_output=True, text=True,
-                             timeout=120, cwd=small_disk.parent)  # fmt: skip
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(SRC),
+            "LINEAGEGRAPH_GRAPH__DATA_DIR": str(server.data_dir),
+        }
+        cli = subprocess.run(
+            [sys.executable, "-m", "lineagegraph.cli", "harvest", "openlineage", str(events)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=small_disk.parent,
+        )
         assert cli.returncode == 3, cli.stderr
         assert "error: disk full: " in cli.stderr, cli.stderr
         # A write the store's own server must log to its append-only file: it cannot, and
         # (appendfsync always) exits; the CLI reads why in its log instead of "Connection closed".
-        write = subprocess.run([sys.executable, "-m", "lineagegraph.cli", "query", "--write",
-                                "CREATE (:Filler {pad: $pad})", "-p", "pad=" + "x" * 4096],
-                               env=env, capture_output=True, text=True, timeout=120,
-                               cwd=small_disk.parent)  # fmt: skip
+        write = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "lineagegraph.cli",
+                "query",
+                "--write",
+                "CREATE (:Filler {pad: $pad})",
+                "-p",
+                "pad=" + "x" * 4096,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=small_disk.parent,
+        )
         assert write.returncode == 3, write.stderr
         assert "\nerror: disk full: " in "\n" + write.stderr, write.stderr
 

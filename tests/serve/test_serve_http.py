@@ -39,8 +39,12 @@ def assert_jobs_in_graph(server: Server, names: Iterable[str]) -> None:
 
 def lineage(server: Server, node: str, depth: int = 20) -> dict[str, Any]:
     """What a script written for Marquez does."""
-    r = requests.get(f"{server.url}/api/v1/lineage", params={"nodeId": node, "depth": depth},
-                     headers=server.headers, timeout=30)  # fmt: skip
+    r = requests.get(
+        f"{server.url}/api/v1/lineage",
+        params={"nodeId": node, "depth": depth},
+        headers=server.headers,
+        timeout=30,
+    )
     r.raise_for_status()
     return r.json()
 
@@ -52,8 +56,11 @@ def edges(graph: dict[str, Any]) -> set[tuple[str, str]]:
 def test_client_events_are_read_back_the_marquez_way(server: Server) -> None:
     ol = client(server)
     sf = "snowflake://org-acct"
-    ol.emit(run_event("load", [("s3://raw", "sales/dt=2024-01-01")],
-                      [("snowflake://Org-Acct", "DB.S.ORDERS")]))  # fmt: skip
+    ol.emit(
+        run_event(
+            "load", [("s3://raw", "sales/dt=2024-01-01")], [("snowflake://Org-Acct", "DB.S.ORDERS")]
+        )
+    )
     ol.emit(run_event("mart", [(sf, "DB.S.ORDERS")], [(sf, 'DB.S."Daily.Sales"')]))
     node = "dataset:snowflake://org-acct:DB.S.ORDERS"
     graph = wait_for(lambda: _with_nodes(lineage_or_empty(server, node), 5))
@@ -108,12 +115,13 @@ def test_the_async_transport_lands_every_event_in_the_graph(
     from openlineage.client.transport.async_http import AsyncHttpTransport
 
     for key, value in {
-        "OPENLINEAGE_URL": server.url, "OPENLINEAGE_API_KEY": server.token,
+        "OPENLINEAGE_URL": server.url,
+        "OPENLINEAGE_API_KEY": server.token,
         "OPENLINEAGE__TRANSPORT__TYPE": "async_http",
         "OPENLINEAGE__TRANSPORT__MAX_CONCURRENT_REQUESTS": "32",
         "OPENLINEAGE__TRANSPORT__COMPRESSION": "gzip",
         "OPENLINEAGE__TRANSPORT__RETRY": '{"total": 0}',
-    }.items():  # fmt: skip
+    }.items():
         monkeypatch.setenv(key, str(value))
     transport = OpenLineageClient().transport
     assert isinstance(transport, AsyncHttpTransport)
@@ -144,8 +152,11 @@ def test_a_batch_is_taken_whole_and_counted_once(server: Server) -> None:
     for i in range(3):
         node = f"dataset:s3://b:out{i}"
         answer = wait_for(lambda node=node: _with_nodes(lineage_or_empty(server, node), 3))
-        assert {n["id"] for n in answer["graph"]} == {f"dataset:s3://b:in{i}", f"job:airflow:j{i}",
-                                            f"dataset:s3://b:out{i}"}  # fmt: skip
+        assert {n["id"] for n in answer["graph"]} == {
+            f"dataset:s3://b:in{i}",
+            f"job:airflow:j{i}",
+            f"dataset:s3://b:out{i}",
+        }
     broken = [_json(7), {"eventType": "COMPLETE"}]
     r = server.post(json.dumps(broken))
     assert r.status_code == 400
@@ -207,17 +218,27 @@ def test_bad_requests_get_a_json_reason_never_a_500(server: Server) -> None:
         assert reason in answer["reason"], answer
         assert TOKEN not in r.text and "wrong" not in r.text
     assert TOKEN not in server.log()
-    r = requests.post(f"{server.url}/api/v1/lineage", data=b"x" * (17 * 2**20),
-                      headers={"Content-Type": "application/json"}, timeout=30)  # fmt: skip
+    r = requests.post(
+        f"{server.url}/api/v1/lineage",
+        data=b"x" * (17 * 2**20),
+        headers={"Content-Type": "application/json"},
+        timeout=30,
+    )
     assert r.status_code == 413 and r.json()["reason"] == "body is over 16,777,216 bytes"
     assert server.get("/api/v1/lineage").json()["reason"].startswith("the nodeId query parameter")
     assert server.get("/api/v1/lineage", nodeId="table:x:y").status_code == 400
     assert server.get("/api/v1/lineage", nodeId="dataset:s3://b:x", depth="deep").status_code == 400
     assert server.get("/nowhere").json() == {"error": "Not Found", "reason": "Not Found"}
-    assert requests.delete(f"{server.url}/api/v1/lineage", headers=server.headers,
-                           timeout=5).status_code == 405  # fmt: skip
-    assert requests.get(f"{server.url}/api/v1/lineage?nodeId=dataset:s3://b:x",
-                        timeout=5).status_code == 401  # fmt: skip
+    assert (
+        requests.delete(
+            f"{server.url}/api/v1/lineage", headers=server.headers, timeout=5
+        ).status_code
+        == 405
+    )
+    assert (
+        requests.get(f"{server.url}/api/v1/lineage?nodeId=dataset:s3://b:x", timeout=5).status_code
+        == 401
+    )
     health = requests.get(f"{server.url}/healthz", timeout=5).json()
     assert health["status"] == "ok" and health["events_accepted"] == 0
     assert "access-control-allow-origin" not in {k.lower() for k in r.headers}
@@ -232,8 +253,9 @@ def test_open_reads_let_gets_through_and_writes_still_need_the_token(tmp_path: P
         url = f"{server.url}/api/v1/lineage"
         read = requests.get(url, params={"nodeId": "dataset:s3://b:x"}, timeout=10)
         assert read.status_code == 404  # answered: no token asked for
-        write = requests.post(url, data=json.dumps(_json(1)), timeout=10,
-                              headers={"Content-Type": "application/json"})  # fmt: skip
+        write = requests.post(
+            url, data=json.dumps(_json(1)), timeout=10, headers={"Content-Type": "application/json"}
+        )
         assert write.status_code == 401
     finally:
         server.kill(signal.SIGTERM)
@@ -315,23 +337,32 @@ def test_listings_search_and_the_cli_questions_over_http(server: Server) -> None
     up = server.get("/api/v1/upstream", name=f"{sf}/DB.S.DAILY").json()
     assert up["start"]["urn"] == f"{sf}/DB.S.DAILY"
     assert [(a["urn"], a["distance"]) for a in up["assets"]] == [
-        (f"{sf}/DB.S.ORDERS", 1), ("s3://raw/sales", 2)]  # fmt: skip
+        (f"{sf}/DB.S.ORDERS", 1),
+        ("s3://raw/sales", 2),
+    ]
     down = server.get("/api/v1/downstream", name="s3://raw/sales", depth=1).json()
     assert [a["urn"] for a in down["assets"]] == [f"{sf}/DB.S.ORDERS"]
     impact = server.get("/api/v1/impact", name="s3://raw/sales").json()
     assert {t["urn"] for t in impact["transformations"]} == {
-        "openlineage://airflow/load", "openlineage://airflow/mart"}  # fmt: skip
+        "openlineage://airflow/load",
+        "openlineage://airflow/mart",
+    }
     [only] = path
-    assert [a["urn"] for a in only["assets"]] == ["s3://raw/sales", f"{sf}/DB.S.ORDERS",
-                                                  f"{sf}/DB.S.DAILY"]  # fmt: skip
+    assert [a["urn"] for a in only["assets"]] == [
+        "s3://raw/sales",
+        f"{sf}/DB.S.ORDERS",
+        f"{sf}/DB.S.DAILY",
+    ]
 
     missing = server.get("/api/v1/upstream", name="s3://raw/sale")
     assert missing.status_code == 404
     assert "s3://raw/sales" in missing.json()["suggestions"]
     assert server.get("/api/v1/upstream", name="s3://raw/sales", depth=0).status_code == 400
-    for route, params in (("upstream", {"name": "s3://raw/sales"}),
-                          ("impact", {"name": "s3://raw/sales"}),
-                          ("path", ends)):  # fmt: skip
+    for route, params in (
+        ("upstream", {"name": "s3://raw/sales"}),
+        ("impact", {"name": "s3://raw/sales"}),
+        ("path", ends),
+    ):
         odd = server.get(f"/api/v1/{route}", **params, include_deleted="maybe")
         assert odd.status_code == 400, (route, odd.text)
         assert odd.json()["reason"] == "include_deleted must be true or false (got 'maybe')"
@@ -345,6 +376,9 @@ def test_ingestion_runs_beside_a_cli_harvest(server: Server) -> None:
     with harvest_lock(lock_file(str(server.data_dir))):
         client(server).emit(run_event("beside", [("s3://b", "in")], [("s3://b", "out")]))
         answer = wait_for(lambda: _with_nodes(lineage_or_empty(server, "dataset:s3://b:out"), 3))
-    assert {n["id"] for n in answer["graph"]} == {"dataset:s3://b:in", "job:airflow:beside",
-                                        "dataset:s3://b:out"}  # fmt: skip
+    assert {n["id"] for n in answer["graph"]} == {
+        "dataset:s3://b:in",
+        "job:airflow:beside",
+        "dataset:s3://b:out",
+    }
     assert server.get("/healthz").json()["ingest_error"] is None

@@ -28,8 +28,9 @@ def feeding(field: str, sources: list[tuple[str, str, str]]) -> dict[str, Any]:
     return {field: {"inputFields": inputs}}
 
 
-def event(job: str, inputs: list[tuple[str, str]], output: tuple[str, str],
-          fields: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def event(
+    job: str, inputs: list[tuple[str, str]], output: tuple[str, str], fields: dict[str, Any]
+) -> dict[str, Any]:
     facets = {
         "columnLineage": {
             "_producer": "tests",
@@ -58,8 +59,12 @@ def odd_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     assert r.status_code == 201, r.text
     url = f"{server.url}/api/v1/lineage"
     for _ in range(300):  # ingestion runs about twice a second: wait for the last dataset
-        got = requests.get(url, params={"nodeId": f"dataset:{ODD[3][0]}:{ODD[3][1]}"},
-                           headers=server.headers, timeout=30)  # fmt: skip
+        got = requests.get(
+            url,
+            params={"nodeId": f"dataset:{ODD[3][0]}:{ODD[3][1]}"},
+            headers=server.headers,
+            timeout=30,
+        )
         if got.ok:
             break
         time.sleep(0.1)
@@ -141,7 +146,8 @@ def test_column_lineage_upstream_and_with_downstream(odd_server: Server) -> None
     data = nodes[start]["data"]
     assert (data["namespace"], data["dataset"], data["field"]) == (*ODD[2], "total")
     assert [(f["namespace"], f["dataset"], f["field"]) for f in data["inputFields"]] == [
-        (*ODD[1], "amount")]  # fmt: skip
+        (*ODD[1], "amount")
+    ]
     # Marquez's edges: an input's outEdges run input -> field, a field's inEdges field -> input
     assert nodes[mid]["outEdges"] == [{"origin": mid, "destination": start}]
     assert nodes[start]["inEdges"] == [{"origin": start, "destination": mid}]
@@ -159,8 +165,12 @@ def test_column_lineage_bad_ids(odd_server: Server) -> None:
     r = odd_server.get("/api/v1/column-lineage", nodeId="job:x:y")
     assert r.status_code == 400 and "must start with 'datasetField:'" in r.json()["reason"]
     assert odd_server.get("/api/v1/column-lineage").status_code == 400
-    assert odd_server.get("/api/v1/column-lineage", nodeId=field(ODD[2], "total"),
-                          withDownstream="perhaps").status_code == 400  # fmt: skip
+    assert (
+        odd_server.get(
+            "/api/v1/column-lineage", nodeId=field(ODD[2], "total"), withDownstream="perhaps"
+        ).status_code
+        == 400
+    )
 
 
 def test_the_openapi_document_names_the_new_routes(odd_server: Server) -> None:

@@ -40,8 +40,11 @@ def build_graph(data_dir: Path) -> None:
         for system, scope in (("s3", "b"), ("snowflake", "a")):
             with harvest_run(store, system, scope):
                 pass
-        store.execute("MATCH (h:HarvestRun {system: 'snowflake'}) SET h.finished = "
-                      "h.finished - $age", {"age": 48 * HOUR_MS}, write=True)  # fmt: skip
+        store.execute(
+            "MATCH (h:HarvestRun {system: 'snowflake'}) SET h.finished = h.finished - $age",
+            {"age": 48 * HOUR_MS},
+            write=True,
+        )
 
 
 @pytest.fixture
@@ -57,9 +60,11 @@ def scrape(server: Server, **params: str) -> Samples:
     r = server.get("/metrics", **params)
     assert r.status_code == 200, r.text
     assert r.headers["content-type"].startswith("text/plain; version=0.0.4")
-    return {(s.name, tuple(sorted(s.labels.items()))): s.value
-            for family in text_string_to_metric_families(r.text)
-            for s in family.samples}  # fmt: skip
+    return {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(r.text)
+        for s in family.samples
+    }
 
 
 def test_graph_facts_freshness_and_the_stale_flag(graph_server: Server) -> None:
@@ -70,10 +75,15 @@ def test_graph_facts_freshness_and_the_stale_flag(graph_server: Server) -> None:
     assert samples[("lineagegraph_lineage_coverage_ratio", (("kind", "Dataset"),))] == 0.5
     assert samples[("lineagegraph_lineage_coverage_ratio", (("kind", "Table"),))] == 1.0
     stale = {k[1]: v for k, v in samples.items() if k[0] == "lineagegraph_source_stale"}
-    assert stale == {(("scope", "b"), ("system", "s3")): 0,
-                     (("scope", "a"), ("system", "snowflake")): 1}  # fmt: skip
-    last = {k[1]: v for k, v in samples.items()
-            if k[0] == "lineagegraph_source_last_success_timestamp_seconds"}  # fmt: skip
+    assert stale == {
+        (("scope", "b"), ("system", "s3")): 0,
+        (("scope", "a"), ("system", "snowflake")): 1,
+    }
+    last = {
+        k[1]: v
+        for k, v in samples.items()
+        if k[0] == "lineagegraph_source_last_success_timestamp_seconds"
+    }
     s3, sf = (
         last[(("scope", "b"), ("system", "s3"))],
         last[(("scope", "a"), ("system", "snowflake"))],
@@ -100,9 +110,12 @@ def test_events_and_request_latency(graph_server: Server) -> None:
     namespaces = (("method", "GET"), ("route", "/api/v1/namespaces"), ("status", "200"))
     assert samples[(count, namespaces)] == 1
     assert samples[(count, (("method", "GET"), ("route", "unmatched"), ("status", "404")))] == 1
-    buckets = {k[1]: v for k, v in samples.items()
-               if k[0] == "lineagegraph_http_request_duration_seconds_bucket"
-               and ("route", "/api/v1/namespaces") in k[1]}  # fmt: skip
+    buckets = {
+        k[1]: v
+        for k, v in samples.items()
+        if k[0] == "lineagegraph_http_request_duration_seconds_bucket"
+        and ("route", "/api/v1/namespaces") in k[1]
+    }
     assert buckets[(("le", "+Inf"), *namespaces)] == 1
 
 
@@ -113,8 +126,11 @@ def test_metrics_need_the_token_when_one_is_set(graph_server: Server) -> None:
 
 
 def present_assets(samples: Samples) -> float:
-    return sum(v for k, v in samples.items()
-               if k[0] == "lineagegraph_assets" and ("state", "present") in k[1])  # fmt: skip
+    return sum(
+        v
+        for k, v in samples.items()
+        if k[0] == "lineagegraph_assets" and ("state", "present") in k[1]
+    )
 
 
 def test_one_graph_scan_per_ttl_while_event_counts_stay_live(tmp_path: Path) -> None:

@@ -25,8 +25,12 @@ def event(job: str, dataset: str = "in") -> str:
 
 def in_graph(server: Server, job: str) -> bool:
     """Asked over HTTP: opening the store here would start its server for serve."""
-    r = requests.get(f"{server.url}/api/v1/lineage", params={"nodeId": f"job:airflow:{job}"},
-                     headers=server.headers, timeout=30)  # fmt: skip
+    r = requests.get(
+        f"{server.url}/api/v1/lineage",
+        params={"nodeId": f"job:airflow:{job}"},
+        headers=server.headers,
+        timeout=30,
+    )
     return r.status_code == 200
 
 
@@ -121,8 +125,9 @@ def test_an_unreachable_store_is_not_split_but_started_again_with_backoff(tmp_pa
         if len(revives) < 3:
             raise StoreError("the embedded FalkorDB server exited at start")
 
-    ingester = Ingester(spool, ingest, every_seconds=60, batch_events=10,
-                        alive=lambda: up, revive=revive)  # fmt: skip
+    ingester = Ingester(
+        spool, ingest, every_seconds=60, batch_events=10, alive=lambda: up, revive=revive
+    )
     ingester.drain()  # the store is found down ...
     assert ingester.last_error and len(revives) == 1
     ingester.drain()  # ... and not tried again before its backoff

@@ -43,8 +43,13 @@ def cli_output(server: Server, *args: str) -> str:
 
 
 def test_orphans_json_is_the_cli_report(lake_server: Server) -> None:
-    params = {"as_of": AS_OF, "by": "bucket", "exclude": "logs/**", "lookback_days": "30",
-              "bucket": ["lake"]}  # fmt: skip
+    params = {
+        "as_of": AS_OF,
+        "by": "bucket",
+        "exclude": "logs/**",
+        "lookback_days": "30",
+        "bucket": ["lake"],
+    }
     r = lake_server.get("/api/v1/orphans", **params)
     assert r.status_code == 200, r.text
     assert r.headers["content-type"] == "application/json"
@@ -54,10 +59,25 @@ def test_orphans_json_is_the_cli_report(lake_server: Server) -> None:
     assert doc["excludes"] == ["**/_SUCCESS", "**/_temporary/**", "logs/**"]
     assert doc["buckets"] == ["lake"]
     assert [d["dataset"] for d in doc["top_datasets"]] == [
-        "s3://lake/raw/orders", "s3://lake/raw/events/2024"]  # fmt: skip
-    printed = cli_output(lake_server, "orphans", "--as-of", AS_OF, "--by", "bucket", "--exclude",
-                         "logs/**", "--lookback-days", "30", "--bucket", "lake", "--format",
-                         "json")  # fmt: skip
+        "s3://lake/raw/orders",
+        "s3://lake/raw/events/2024",
+    ]
+    printed = cli_output(
+        lake_server,
+        "orphans",
+        "--as-of",
+        AS_OF,
+        "--by",
+        "bucket",
+        "--exclude",
+        "logs/**",
+        "--lookback-days",
+        "30",
+        "--bucket",
+        "lake",
+        "--format",
+        "json",
+    )
     assert doc == json.loads(printed)
 
 
@@ -69,17 +89,32 @@ def test_cost_csv_by_query_or_accept_header(lake_server: Server) -> None:
     assert lines[0].startswith("storage_class,objects,bytes,gib,monthly_usd,orphaned_objects")
     assert lines[1].startswith("STANDARD,5,5368709120,5,")
     headers = {**lake_server.headers, "Accept": "text/csv"}
-    by_accept = requests.get(f"{lake_server.url}/api/v1/cost", headers=headers, timeout=30,
-                             params={"as_of": AS_OF, "by": "class"})  # fmt: skip
+    by_accept = requests.get(
+        f"{lake_server.url}/api/v1/cost",
+        headers=headers,
+        timeout=30,
+        params={"as_of": AS_OF, "by": "class"},
+    )
     assert by_accept.text == by_query.text
-    printed = cli_output(lake_server, "cost-report", "--as-of", AS_OF, "--by", "class",
-                         "--format", "csv")  # fmt: skip
+    printed = cli_output(
+        lake_server, "cost-report", "--as-of", AS_OF, "--by", "class", "--format", "csv"
+    )
     assert by_query.text.strip() == printed.strip()
     top = lake_server.get("/api/v1/cost", as_of=AS_OF, top="1").json()
     assert len(top["top_datasets"]) == 1 and top["report"] == "cost"
     oldest = lake_server.get("/api/v1/orphans", as_of=AS_OF, by="object", sort="oldest").json()
-    printed = cli_output(lake_server, "orphans", "--as-of", AS_OF, "--by", "object", "--sort",
-                         "oldest", "--format", "json")  # fmt: skip
+    printed = cli_output(
+        lake_server,
+        "orphans",
+        "--as-of",
+        AS_OF,
+        "--by",
+        "object",
+        "--sort",
+        "oldest",
+        "--format",
+        "json",
+    )
     assert oldest == json.loads(printed) and oldest["sort"] == "oldest"
 
 

@@ -143,8 +143,13 @@ def test_a_group_that_cannot_be_written_fails_its_requests_and_the_next_one_work
     tmp_path: Path,
 ) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    result = subprocess.run([sys.executable, "-c", GROUP_ON_A_FULL_DISK, str(tmp_path)], env=env,
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", GROUP_ON_A_FULL_DISK, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert "StoreError: cannot write the spool" in result.stdout, result.stdout
     assert lines_in(tmp_path / "incoming") == ['{"a":1}', '{"a":2}']
@@ -152,8 +157,13 @@ def test_a_group_that_cannot_be_written_fails_its_requests_and_the_next_one_work
 
 def test_a_write_that_fails_half_way_leaves_no_half_line(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    result = subprocess.run([sys.executable, "-c", FULL_DISK, str(tmp_path)], env=env,
-                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     assert "cannot write the spool" in result.stdout and "File too large" in result.stdout
     assert lines_in(tmp_path / "incoming") == ['{"a":1}', '{"a":2}']

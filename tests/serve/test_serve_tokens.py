@@ -45,8 +45,9 @@ def run_cli(store: Path, args: list[str], env: dict[str, str] | None = None) -> 
     environ |= {"PYTHONPATH": str(SRC), "LINEAGEGRAPH_GRAPH__DATA_DIR": str(store), **(env or {})}
     try:
         command = [sys.executable, "-m", "lineagegraph.cli", *args]
-        done = subprocess.run(command, env=environ, capture_output=True, text=True, timeout=60,
-                              cwd=store.parent)  # fmt: skip
+        done = subprocess.run(
+            command, env=environ, capture_output=True, text=True, timeout=60, cwd=store.parent
+        )
     except subprocess.TimeoutExpired as exc:
         raise AssertionError(f"serve started: {exc.stderr!r}") from None
     return done.returncode, done.stderr

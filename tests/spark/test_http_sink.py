@@ -61,19 +61,26 @@ def write_people(spark: Any, path: Path) -> None:
     spark.createDataFrame([(1, "ann"), (2, "bob")], ["id", "name"]).write.parquet(str(path))
 
 
-def settings_to(settings_for: Any, root: Path, embedded_dir: Path, url: str, token: str,
-                **more: Any) -> Settings:  # fmt: skip
-    return settings_for(root, embedded_dir, emit="openlineage", openlineage_url=url,
-                        openlineage_token=token, **more)  # fmt: skip
+def settings_to(
+    settings_for: Any, root: Path, embedded_dir: Path, url: str, token: str, **more: Any
+) -> Settings:
+    return settings_for(
+        root, embedded_dir, emit="openlineage", openlineage_url=url, openlineage_token=token, **more
+    )
 
 
 def test_a_spark_job_reads_back_from_serve_as_input_job_output(
-    spark: Any, server: Server, tmp_path: Path, embedded_dir: Path, settings_for: Any,
+    spark: Any,
+    server: Server,
+    tmp_path: Path,
+    embedded_dir: Path,
+    settings_for: Any,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     caplog.set_level(logging.DEBUG, logger="lineagegraph")
-    handle = install(spark, settings=settings_to(settings_for, tmp_path, embedded_dir,
-                                                 server.url, TOKEN))  # fmt: skip
+    handle = install(
+        spark, settings=settings_to(settings_for, tmp_path, embedded_dir, server.url, TOKEN)
+    )
     try:
         write_people(spark, tmp_path / "people")
         spark.read.parquet(str(tmp_path / "people")).select("name").write.parquet(
@@ -84,8 +91,12 @@ def test_a_spark_job_reads_back_from_serve_as_input_job_output(
         handle.stop()
 
     counts = handle.counts  # a plain dict: a count never made is absent
-    assert (counts.get("events_sent"), counts.get("events_rejected"), counts.get("events_unsent"),
-            counts.get("events_retried")) == (2, None, None, None)  # fmt: skip
+    assert (
+        counts.get("events_sent"),
+        counts.get("events_rejected"),
+        counts.get("events_unsent"),
+        counts.get("events_retried"),
+    ) == (2, None, None, None)
     assert not list((tmp_path / "openlineage").glob("*"))  # all delivered: nothing kept locally
     source, target = f"dataset:file:{tmp_path}/people", f"dataset:file:{tmp_path}/names"
     job = f"job:spark:{APP}.file://{tmp_path}/names"
@@ -98,12 +109,17 @@ def test_a_spark_job_reads_back_from_serve_as_input_job_output(
 
 
 def test_a_wrong_token_is_counted_and_kept_and_the_job_goes_on(
-    spark: Any, server: Server, tmp_path: Path, embedded_dir: Path, settings_for: Any,
+    spark: Any,
+    server: Server,
+    tmp_path: Path,
+    embedded_dir: Path,
+    settings_for: Any,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     caplog.set_level(logging.DEBUG, logger="lineagegraph")
-    handle = install(spark, settings=settings_to(settings_for, tmp_path, embedded_dir,
-                                                 server.url, WRONG_TOKEN))  # fmt: skip
+    handle = install(
+        spark, settings=settings_to(settings_for, tmp_path, embedded_dir, server.url, WRONG_TOKEN)
+    )
     try:
         write_people(spark, tmp_path / "people")
         assert handle.flush()
@@ -112,8 +128,11 @@ def test_a_wrong_token_is_counted_and_kept_and_the_job_goes_on(
 
     assert spark.read.parquet(str(tmp_path / "people")).count() == 2  # the job's write is there
     counts = handle.counts
-    assert (counts.get("events_rejected"), counts.get("events_sent"),
-            counts.get("events_retried")) == (1, None, None)  # fmt: skip
+    assert (
+        counts.get("events_rejected"),
+        counts.get("events_sent"),
+        counts.get("events_retried"),
+    ) == (1, None, None)
     refused = [r.getMessage() for r in caplog.records if "refused an event" in r.getMessage()]
     assert len(refused) == 1 and "HTTP 401" in refused[0] and "Bearer" in refused[0]
     [kept] = list((tmp_path / "openlineage").glob("*.jsonl.rejected"))
@@ -122,9 +141,12 @@ def test_a_wrong_token_is_counted_and_kept_and_the_job_goes_on(
 
 
 def test_a_url_without_emit_openlineage_is_said_not_ignored(
-    spark: Any, tmp_path: Path, embedded_dir: Path, settings_for: Any,
+    spark: Any,
+    tmp_path: Path,
+    embedded_dir: Path,
+    settings_for: Any,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     settings = settings_for(tmp_path, embedded_dir, openlineage_url="http://127.0.0.1:9")
     install(spark, settings=settings).stop()
     assert "openlineage_url is set but emit is 'graph': no event is posted there" in caplog.text
@@ -133,11 +155,18 @@ def test_a_url_without_emit_openlineage_is_said_not_ignored(
 def action(root: Path, n: int) -> SparkAction:
     """The lineage of one action as the worker hands it to its sinks: in{n} -> out{n}."""
     return SparkAction(
-        app="late", app_id="local-7", user=None, func="command", execution_id=n,
-        at=1_760_000_000_000 + n, duration_ms=5, command="InsertIntoHadoopFsRelationCommand",
-        mode="Append", output=DatasetRef(f"file://{root}/out{n}", "Dataset"),
+        app="late",
+        app_id="local-7",
+        user=None,
+        func="command",
+        execution_id=n,
+        at=1_760_000_000_000 + n,
+        duration_ms=5,
+        command="InsertIntoHadoopFsRelationCommand",
+        mode="Append",
+        output=DatasetRef(f"file://{root}/out{n}", "Dataset"),
         inputs=[DatasetRef(f"file://{root}/in{n}", "Dataset")],
-    )  # fmt: skip
+    )
 
 
 def test_events_wait_for_a_server_that_starts_late(
@@ -165,12 +194,23 @@ def test_events_wait_for_a_server_that_starts_late(
 
 
 def test_an_endpoint_that_stays_down_leaves_every_event_in_the_local_file(
-    tmp_path: Path, embedded_dir: Path, settings_for: Any, unused_port: int, graph: GraphStore,
+    tmp_path: Path,
+    embedded_dir: Path,
+    settings_for: Any,
+    unused_port: int,
+    graph: GraphStore,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     caplog.set_level(logging.WARNING, logger="lineagegraph")
-    settings = settings_to(settings_for, tmp_path, embedded_dir, f"http://127.0.0.1:{unused_port}",
-                           TOKEN, send_seconds=0.5, queue_size=2)  # fmt: skip
+    settings = settings_to(
+        settings_for,
+        tmp_path,
+        embedded_dir,
+        f"http://127.0.0.1:{unused_port}",
+        TOKEN,
+        send_seconds=0.5,
+        queue_size=2,
+    )
     (tmp_path / "openlineage").mkdir()  # install() makes it; this test builds the sink alone
     counts = Counts()
     sink = HttpSink(settings, AppInfo("down", "local-8"), counts)
@@ -193,11 +233,20 @@ def test_an_endpoint_that_stays_down_leaves_every_event_in_the_local_file(
 
 
 def test_an_event_not_even_the_local_file_takes_is_counted_lost_and_said(
-    tmp_path: Path, embedded_dir: Path, settings_for: Any, unused_port: int,
+    tmp_path: Path,
+    embedded_dir: Path,
+    settings_for: Any,
+    unused_port: int,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
-    settings = settings_to(settings_for, tmp_path, embedded_dir, f"http://127.0.0.1:{unused_port}",
-                           TOKEN, send_seconds=0.2)  # fmt: skip
+) -> None:
+    settings = settings_to(
+        settings_for,
+        tmp_path,
+        embedded_dir,
+        f"http://127.0.0.1:{unused_port}",
+        TOKEN,
+        send_seconds=0.2,
+    )
     counts = Counts()  # openlineage_dir was never made (or was removed mid-job)
     sink = HttpSink(settings, AppInfo("gone", "local-9"), counts)
     for n in range(2):

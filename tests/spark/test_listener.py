@@ -93,8 +93,9 @@ def test_csv_join_and_aggregation_follow_expression_ids(
         (f"{c}#label", f"{r}#label"),
         (f"{p}#spend", f"{r}#total"),
     }
-    [[mode]] = rows(graph, "MATCH (t:Transformation {urn: $t}) RETURN t.write_mode",
-                    t=f"spark://{APP}/{r}")  # fmt: skip
+    [[mode]] = rows(
+        graph, "MATCH (t:Transformation {urn: $t}) RETURN t.write_mode", t=f"spark://{APP}/{r}"
+    )
     assert mode == "Append"
 
 
@@ -134,12 +135,18 @@ def test_save_as_table_and_insert_overwrite(
     [[alias]] = rows(graph, "MATCH (d:Dataset {urn: $u}) RETURN d.spark_table", u=spend)
     assert alias == "lg.spend"
     # saveAsTable runs a CTAS, which runs a file write: one action, counted once.
-    [[runs, mode]] = rows(graph, "MATCH (t:Transformation {urn: $t}) RETURN t.runs, t.write_mode",
-                          t=f"spark://{APP}/{spend}")  # fmt: skip
+    [[runs, mode]] = rows(
+        graph,
+        "MATCH (t:Transformation {urn: $t}) RETURN t.runs, t.write_mode",
+        t=f"spark://{APP}/{spend}",
+    )
     assert runs == 1 and mode is not None
     assert lineage.counts["actions_nested"] == 2
-    [[mode]] = rows(graph, "MATCH (t:Transformation {urn: $t}) RETURN t.write_mode",
-                    t=f"spark://{APP}/{doubled}")  # fmt: skip
+    [[mode]] = rows(
+        graph,
+        "MATCH (t:Transformation {urn: $t}) RETURN t.write_mode",
+        t=f"spark://{APP}/{doubled}",
+    )
     assert mode == "Overwrite"
 
 
@@ -223,8 +230,9 @@ def test_unreachable_graph_spools_then_replays_once(
 
     data_dir = tmp_path / "replayed"
     runner = CliRunner()
-    result = runner.invoke(cli, ["--data-dir", str(data_dir), "harvest", "spark", "--spool",
-                                 str(spool)])  # fmt: skip
+    result = runner.invoke(
+        cli, ["--data-dir", str(data_dir), "harvest", "spark", "--spool", str(spool)]
+    )
     assert result.exit_code == 0, result.output
     assert "1 files, 2 actions, 1 failed actions" in result.output
     assert not list(spool.glob("*.jsonl"))  # deleted only after the write
@@ -245,8 +253,12 @@ def test_unreachable_graph_spools_then_replays_once(
     first = snapshot()
     assert first[3] == [[1]]
     file.write_text(saved)  # the same records replayed again change nothing
-    assert runner.invoke(cli, ["--data-dir", str(data_dir), "harvest", "spark", "--spool",
-                               str(spool)]).exit_code == 0  # fmt: skip
+    assert (
+        runner.invoke(
+            cli, ["--data-dir", str(data_dir), "harvest", "spark", "--spool", str(spool)]
+        ).exit_code
+        == 0
+    )
     assert snapshot() == first
 
 
@@ -288,9 +300,12 @@ def test_emitted_openlineage_ingests_to_the_same_lineage(
 
 
 def test_an_unknown_plan_node_keeps_the_table_lineage(
-    spark: Any, lineage: SparkLineage, graph: GraphStore, tmp_path: Path,
+    spark: Any,
+    lineage: SparkLineage,
+    graph: GraphStore,
+    tmp_path: Path,
     caplog: pytest.LogCaptureFixture,
-) -> None:  # fmt: skip
+) -> None:
     people(spark, tmp_path / "people")
     caplog.set_level(logging.WARNING, logger="lineagegraph.spark")
     df = spark.read.parquet(str(tmp_path / "people")).select("id")
@@ -310,8 +325,11 @@ def test_jdbc_sources_and_targets_are_named_by_their_options(
     spark: Any, lineage: SparkLineage, graph: GraphStore, tmp_path: Path
 ) -> None:
     db = f"jdbc:derby:memory:lg{tmp_path.name};create=true"
-    driver = {"driver": "org.apache.derby.iapi.jdbc.AutoloadedDriver", "user": "app",
-              "password": "secret"}  # fmt: skip
+    driver = {
+        "driver": "org.apache.derby.iapi.jdbc.AutoloadedDriver",
+        "user": "app",
+        "password": "secret",
+    }
     people(spark, tmp_path / "people")
     spark.read.parquet(str(tmp_path / "people")).write.jdbc(db, "PEOPLE", properties=driver)
     spark.read.jdbc(db, "PEOPLE", properties=driver).write.parquet(str(tmp_path / "back"))

@@ -94,22 +94,34 @@ def test_a_nested_command_is_recorded_once() -> None:
 
 @pytest.mark.parametrize(
     "urn",
-    ["file:///tmp/out", "s3://b/sales/orders", "s3://b", "snowflake://acct/DB.S.T",
-     "derby://memory:db/PEOPLE", "spark://spark_catalog/db.t", "postgres://h:5432/shop.public.o"],
-)  # fmt: skip
+    [
+        "file:///tmp/out",
+        "s3://b/sales/orders",
+        "s3://b",
+        "snowflake://acct/DB.S.T",
+        "derby://memory:db/PEOPLE",
+        "spark://spark_catalog/db.t",
+        "postgres://h:5432/shop.public.o",
+    ],
+)
 def test_emitted_openlineage_names_map_back_to_the_same_urn(urn: str) -> None:
     assert identity.openlineage_urn(*urn_to_openlineage(urn)) == urn
 
 
 def test_snowflake_and_jdbc_options_name_tables() -> None:
-    options = (("dbtable", "orders"), ("sfdatabase", "analytics"), ("sfschema", '"Raw"'),
-               ("sfurl", "myorg-acct.snowflakecomputing.com"))  # fmt: skip
+    options = (
+        ("dbtable", "orders"),
+        ("sfdatabase", "analytics"),
+        ("sfschema", '"Raw"'),
+        ("sfurl", "myorg-acct.snowflakecomputing.com"),
+    )
     ref = dataset_ref(Relation("snowflake", options=options), Naming())
     assert ref == DatasetRef("snowflake://myorg-acct/ANALYTICS.Raw.ORDERS", "Table")
     query = Relation("snowflake", options=(("query", "select 1"), ("sfurl", "a.x")))
     assert dataset_ref(query, Naming()) is None  # a query names no table
-    jdbc = Relation("jdbc", options=(("dbtable", "public.orders"),
-                                     ("url", "jdbc:postgresql://db:5432/shop")))  # fmt: skip
+    jdbc = Relation(
+        "jdbc", options=(("dbtable", "public.orders"), ("url", "jdbc:postgresql://db:5432/shop"))
+    )
     assert dataset_ref(jdbc, Naming()) == DatasetRef(
         "postgresql://db:5432/shop.public.orders", "Table"
     )

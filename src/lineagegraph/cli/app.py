@@ -59,8 +59,11 @@ class LineageGroup(click.Group):
         except LineageGraphError as exc:
             _fail(ctx, f"error: {exc}", exc.exit_code)
         except Interrupted as exc:
-            _fail(ctx, f"{exc}; what was written so far is kept, the next run resumes",
-                  128 + exc.signum)  # fmt: skip
+            _fail(
+                ctx,
+                f"{exc}; what was written so far is kept, the next run resumes",
+                128 + exc.signum,
+            )
         except KeyboardInterrupt:
             _fail(ctx, "interrupted; what was written so far is kept, the next run resumes", 130)
         except BrokenPipeError:
@@ -74,8 +77,11 @@ class LineageGroup(click.Group):
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
                 _unexpected(ctx, exc)
             what = f"cannot write {exc.filename}" if exc.filename else "a write failed"
-            _fail(ctx, f"error: disk full: {what} ({exc.strerror}); free space and run the "
-                  "command again", StoreError.exit_code)  # fmt: skip
+            _fail(
+                ctx,
+                f"error: disk full: {what} ({exc.strerror}); free space and run the command again",
+                StoreError.exit_code,
+            )
         except Exception as exc:
             _unexpected(ctx, exc)
 

@@ -25,9 +25,13 @@ NAME_HELP = "a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.sc
 def format_option(choices: Sequence[str], help: str) -> Callable[[F], F]:
     """`--format` (the `fmt` parameter), table unless asked otherwise."""
     return click.option(
-        "--format", "fmt", type=click.Choice(list(choices)), default="table", show_default=True,
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default="table",
+        show_default=True,
         help=help,
-    )  # fmt: skip
+    )
 
 
 def output_option(help: str) -> Callable[[F], F]:

@@ -42,9 +42,10 @@ def init(app: App) -> None:
 
 @cli.command()
 @click.option(
-    "--repair", is_flag=True,
+    "--repair",
+    is_flag=True,
     help="Recover what can be recovered, after copying the damaged files aside.",
-)  # fmt: skip
+)
 @pass_app
 def doctor(app: App, repair: bool) -> None:
     """Check the embedded store's files; say what a damaged store can recover, and with
@@ -82,9 +83,11 @@ def doctor(app: App, repair: bool) -> None:
 @cli.command()
 @click.option("--runs", default=10, show_default=True, help="How many recent harvest runs to list.")
 @click.option(
-    "--max-age-hours", default=26.0, show_default=True,
+    "--max-age-hours",
+    default=26.0,
+    show_default=True,
     help="Flag a source whose last successful harvest is older than this.",
-)  # fmt: skip
+)
 @format_option(["table", "json"], "Output format.")
 @pass_app
 def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
@@ -109,8 +112,9 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         click.echo(format_rows(["kind", "system", "assets", "soft-deleted"], rows, "table"))
     if facts.coverage:
         click.echo("\nlineage coverage (assets with any lineage):")
-        rows = [[c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
-                for c in facts.coverage]  # fmt: skip
+        rows = [
+            [c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"] for c in facts.coverage
+        ]
         click.echo(format_rows(["kind", "assets", "with lineage", "share"], rows, "table"))
     if any(facts.quality.values()):
         click.echo(f"\ndata quality: {facts.failing_assets} failing asset(s) (fail or error)")
@@ -118,15 +122,32 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         click.echo(format_rows(["quality", "assets with checks"], rows, "table"))
     if facts.freshness:
         click.echo(f"\nfreshness (stale after {max_age_hours:g} h):")
-        rows = [[f["system"], f["scope"], time_text(f["last_success"]), f["age_hours"],
-                 "STALE" if f["stale"] else "ok"] for f in facts.freshness]  # fmt: skip
+        rows = [
+            [
+                f["system"],
+                f["scope"],
+                time_text(f["last_success"]),
+                f["age_hours"],
+                "STALE" if f["stale"] else "ok",
+            ]
+            for f in facts.freshness
+        ]
         columns = ["system", "scope", "last success", "age h", "state"]
         click.echo(format_rows(columns, rows, "table"))
     if facts.runs:
         click.echo("\nrecent harvests:")
-        rows = [[r["system"], r["scope"], r["status"], time_text(r["started"]),
-                 time_text(r["finished"]), time_text(r["watermark"]), r["error"]]
-                for r in facts.runs]  # fmt: skip
+        rows = [
+            [
+                r["system"],
+                r["scope"],
+                r["status"],
+                time_text(r["started"]),
+                time_text(r["finished"]),
+                time_text(r["watermark"]),
+                r["error"],
+            ]
+            for r in facts.runs
+        ]
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
         click.echo(format_rows(cols, rows, "table"))
 
@@ -137,19 +158,24 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
 @click.option("-n", "--name", help="Run a named statement from cypher/ (see --list).")
 @click.option("--list", "list_names", is_flag=True, help="List the named statements and exit.")
 @click.option(
-    "-p", "--param", "params", multiple=True, metavar="KEY=VALUE",
+    "-p",
+    "--param",
+    "params",
+    multiple=True,
+    metavar="KEY=VALUE",
     help="A query parameter ($KEY); VALUE is JSON if it parses (42, true, [1,2]), else a string.",
-)  # fmt: skip
+)
 @click.option(
     "--write", is_flag=True, help="Allow the query to change the graph (read-only otherwise)."
 )
 @format_option(FORMATS, "Output format.")
 @output_option("Write the result to this file instead of the terminal.")
 @click.option(
-    "--epoch-ms", is_flag=True,
+    "--epoch-ms",
+    is_flag=True,
     help="Keep times as epoch milliseconds in table and markdown output (json and csv always "
     "do); by default a time column (last_seen, deleted_at, ...) is shown as UTC.",
-)  # fmt: skip
+)
 @pass_app
 def query(
     app: App,

@@ -15,9 +15,10 @@ from lineagegraph.settings import with_overrides
 
 @harvest.command("dbt")
 @click.option(
-    "--target-path", type=click.Path(path_type=Path, exists=True),
+    "--target-path",
+    type=click.Path(path_type=Path, exists=True),
     help="The dbt project's target directory (default: [dbt] target_path).",
-)  # fmt: skip
+)
 @click.option(
     "--namespace",
     help="OpenLineage namespace of a non-Snowflake warehouse (default: [dbt] namespace).",
@@ -26,9 +27,12 @@ from lineagegraph.settings import with_overrides
 @click.option("--strict", is_flag=True, help="Exit 5 when any model's SQL could not be read.")
 @pass_app
 def dbt_command(
-    app: App, target_path: Path | None, namespace: str | None, no_column_lineage: bool,
+    app: App,
+    target_path: Path | None,
+    namespace: str | None,
+    no_column_lineage: bool,
     strict: bool,
-) -> None:  # fmt: skip
+) -> None:
     """Harvest a dbt project from its artifacts (run any dbt command first).
 
     Reads TARGET/manifest.json (dbt 1.6 and later), catalog.json for columns when there
@@ -44,9 +48,12 @@ def dbt_command(
       lineagegraph harvest dbt --namespace postgres://db.example.com:5432
     """
     settings = with_overrides(
-        app.settings, "dbt", target_path=target_path, namespace=namespace,
+        app.settings,
+        "dbt",
+        target_path=target_path,
+        namespace=namespace,
         column_lineage=False if no_column_lineage else None,
-    )  # fmt: skip
+    )
     if settings.dbt.target_path is None:  # before the store is opened (and created)
         raise ConfigError(
             "no dbt target directory: give --target-path or set [dbt] target_path "

@@ -111,9 +111,11 @@ def list_sources(app: App) -> None:
 
 @harvest.command("all")
 @click.option(
-    "--only", multiple=True, metavar="SOURCE",
+    "--only",
+    multiple=True,
+    metavar="SOURCE",
     help="Run just these sources (repeatable; see `harvest list`); default: every configured one.",
-)  # fmt: skip
+)
 @pass_app
 def harvest_all_command(app: App, only: tuple[str, ...]) -> None:
     """Harvest every source configured in settings, one after another.

@@ -63,17 +63,26 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
 
     @click.argument("name")
     @click.option(
-        "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.DEFAULT_DEPTH,
-        show_default=True, help="How many hops to follow.",
-    )  # fmt: skip
+        "--depth",
+        type=click.IntRange(1, lineage.MAX_DEPTH),
+        default=lineage.DEFAULT_DEPTH,
+        show_default=True,
+        help="How many hops to follow.",
+    )
     @click.option(
-        "--system", "systems", multiple=True, metavar="SYSTEM",
+        "--system",
+        "systems",
+        multiple=True,
+        metavar="SYSTEM",
         help="Only show assets of this system (s3, snowflake, spark, file); repeatable.",
-    )  # fmt: skip
+    )
     @click.option(
-        "--label", "kinds", multiple=True, type=click.Choice(lineage.KINDS, case_sensitive=False),
+        "--label",
+        "kinds",
+        multiple=True,
+        type=click.Choice(lineage.KINDS, case_sensitive=False),
         help="Only show assets of this kind; repeatable. Filters what is shown, not followed.",
-    )  # fmt: skip
+    )
     @output_options
     @pass_app
     def command(
@@ -89,9 +98,15 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
         refuse_page_on_terminal(fmt, output)
         with read_store(app) as store:
             answer = answers.traversal(
-                store, app.settings, name, direction, depth=depth, systems=systems,
-                kinds=kinds, include_deleted=include_deleted,
-            )  # fmt: skip
+                store,
+                app.settings,
+                name,
+                direction,
+                depth=depth,
+                systems=systems,
+                kinds=kinds,
+                include_deleted=include_deleted,
+            )
         emit(answer.render(fmt), output)
 
     command.__doc__ = f"""{summary}, each once with its distance in hops.
@@ -115,13 +130,19 @@ downstream = _traversal_command("downstream")
 @click.argument("source", metavar="FROM")
 @click.argument("target", metavar="TO")
 @click.option(
-    "--depth", type=click.IntRange(1, lineage.MAX_PATH_DEPTH), default=10, show_default=True,
+    "--depth",
+    type=click.IntRange(1, lineage.MAX_PATH_DEPTH),
+    default=10,
+    show_default=True,
     help=f"Longest path to look for, in hops (at most {lineage.MAX_PATH_DEPTH}).",
-)  # fmt: skip
+)
 @click.option(
-    "--limit", type=click.IntRange(1, 10_000), default=lineage.DEFAULT_PATH_LIMIT,
-    show_default=True, help="How many paths to list, shortest first.",
-)  # fmt: skip
+    "--limit",
+    type=click.IntRange(1, 10_000),
+    default=lineage.DEFAULT_PATH_LIMIT,
+    show_default=True,
+    help="How many paths to list, shortest first.",
+)
 @output_options
 @pass_app
 def path_command(
@@ -148,9 +169,14 @@ def path_command(
     refuse_page_on_terminal(fmt, output)
     with read_store(app) as store:
         answer = answers.path(
-            store, app.settings, source, target, depth=depth, limit=limit,
+            store,
+            app.settings,
+            source,
+            target,
+            depth=depth,
+            limit=limit,
             include_deleted=include_deleted,
-        )  # fmt: skip
+        )
     for note in answer.answer.notes:
         click.echo(f"note: {note}", err=True)
     emit(answer.render(fmt, notes_shown=False), output)
@@ -180,13 +206,19 @@ def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: 
 @cli.command()
 @click.argument("column")
 @click.option(
-    "--direction", type=click.Choice(["both", *lineage.DIRECTIONS]), default="both",
-    show_default=True, help="Which way to follow FEEDS from the column.",
-)  # fmt: skip
+    "--direction",
+    type=click.Choice(["both", *lineage.DIRECTIONS]),
+    default="both",
+    show_default=True,
+    help="Which way to follow FEEDS from the column.",
+)
 @click.option(
-    "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.DEFAULT_DEPTH,
-    show_default=True, help="How many hops to follow.",
-)  # fmt: skip
+    "--depth",
+    type=click.IntRange(1, lineage.MAX_DEPTH),
+    default=lineage.DEFAULT_DEPTH,
+    show_default=True,
+    help="How many hops to follow.",
+)
 @output_options
 @pass_app
 def columns(
@@ -211,7 +243,11 @@ def columns(
     refuse_page_on_terminal(fmt, output)
     with read_store(app) as store:
         answer = answers.columns(
-            store, app.settings, column, depth=depth, include_deleted=include_deleted,
+            store,
+            app.settings,
+            column,
+            depth=depth,
+            include_deleted=include_deleted,
             direction=None if direction == "both" else direction,  # type: ignore[arg-type]
-        )  # fmt: skip
+        )
     emit(answer.render(fmt), output)

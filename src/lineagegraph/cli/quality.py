@@ -14,9 +14,12 @@ from lineagegraph.questions.gate import failure_summary, quality_gate
 @cli.command()
 @click.argument("name")
 @click.option(
-    "--depth", type=click.IntRange(1, lineage.MAX_DEPTH), default=lineage.MAX_DEPTH,
-    show_default=True, help="How many hops upstream to look.",
-)  # fmt: skip
+    "--depth",
+    type=click.IntRange(1, lineage.MAX_DEPTH),
+    default=lineage.MAX_DEPTH,
+    show_default=True,
+    help="How many hops upstream to look.",
+)
 @format_option(["table", "json"], "table for people, json for programs.")
 @pass_app
 def check(app: App, name: str, depth: int, fmt: str) -> None:

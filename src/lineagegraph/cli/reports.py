@@ -97,11 +97,17 @@ def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def _report(app: App, kind: Kind, fmt: str, output: Path | None, **flags: Any) -> None:
     options = build_options(
-        app.settings.reports, kind, as_of=flags["as_of"], lookback_days=flags["lookback_days"],
-        exclude=flags["exclude"], buckets=flags["bucket"],
-        include_deleted=flags["include_deleted"], by=flags["by"], top=flags["top"],
+        app.settings.reports,
+        kind,
+        as_of=flags["as_of"],
+        lookback_days=flags["lookback_days"],
+        exclude=flags["exclude"],
+        buckets=flags["bucket"],
+        include_deleted=flags["include_deleted"],
+        by=flags["by"],
+        top=flags["top"],
         sort=flags["sort"],
-    )  # fmt: skip
+    )
     with read_store(app) as store:
         report = run_report(store, options)
     for warning in report.warnings:

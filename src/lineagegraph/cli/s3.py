@@ -27,10 +27,14 @@ _MASS_DELETE = click.option(
     "-b", "--bucket", help="Bucket to list (default: every bucket in the s3.buckets setting)."
 )
 @click.option(
-    "-p", "--prefix", "prefixes", multiple=True, metavar="PREFIX",
+    "-p",
+    "--prefix",
+    "prefixes",
+    multiple=True,
+    metavar="PREFIX",
     help="Key prefix to list; repeat for several, listed in parallel "
     "(default: s3.prefixes, else the whole bucket).",
-)  # fmt: skip
+)
 @_MASS_DELETE
 @_ENDPOINT
 @click.option("--page-size", type=click.IntRange(1, 1000), help="Keys per ListObjectsV2 page.")
@@ -68,23 +72,31 @@ def s3(
 
 @harvest.command("s3-inventory")
 @click.option(
-    "-m", "--manifest", required=True, metavar="S3_URL",
+    "-m",
+    "--manifest",
+    required=True,
+    metavar="S3_URL",
     help="The report's manifest.json, e.g. s3://inventories/lake/daily/2024-06-01T01-00Z/"
     "manifest.json.",
-)  # fmt: skip
+)
 @click.option(
-    "-p", "--prefix", default="", metavar="PREFIX",
+    "-p",
+    "--prefix",
+    default="",
+    metavar="PREFIX",
     help="The inventory configuration's prefix filter: the scope the report covers "
     "(default: the whole bucket).",
-)  # fmt: skip
+)
 @_MASS_DELETE
 @_ENDPOINT
 @click.option(
-    "--spark", "spark_master", metavar="MASTER",
+    "--spark",
+    "spark_master",
+    metavar="MASTER",
     help="Tally with Spark (e.g. local[4], yarn): writes per-dataset roll-ups, which the "
     "orphan and cost reports price exactly, and :File nodes only for objects lineage reads on "
     "their own. For inventories too big for one node per object.",
-)  # fmt: skip
+)
 @pass_app
 def s3_inventory(
     app: App,

@@ -38,8 +38,11 @@ def spark_command(app: App, spool: Path | None) -> None:
 
 @harvest.command("openlineage")
 @click.argument("path", type=click.Path(path_type=Path, exists=True))
-@click.option("--full", is_flag=True, help="Read every file, not only those changed since the "
-              "last harvest of PATH.")  # fmt: skip
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Read every file, not only those changed since the last harvest of PATH.",
+)
 @click.option("--strict", is_flag=True, help="Exit 5 when any event or facet was skipped.")
 @pass_app
 def openlineage_command(app: App, path: Path, full: bool, strict: bool) -> None:

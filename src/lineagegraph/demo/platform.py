@@ -39,10 +39,16 @@ def event_lines(day: str, part: int) -> bytes:
     """Deterministic JSON-lines click events for one day and part."""
     rnd = random.Random(f"{day}/{part}")
     lines = [
-        json.dumps({"user_id": rnd.randrange(500), "event": rnd.choice(["view", "click", "buy"]),
-                    "amount": round(rnd.random() * 100, 2), "ts": f"{day}T{i % 24:02d}:00:00Z"})
+        json.dumps(
+            {
+                "user_id": rnd.randrange(500),
+                "event": rnd.choice(["view", "click", "buy"]),
+                "amount": round(rnd.random() * 100, 2),
+                "ts": f"{day}T{i % 24:02d}:00:00Z",
+            }
+        )
         for i in range(EVENTS_PER_PART)
-    ]  # fmt: skip
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -70,8 +76,9 @@ def seed_objects() -> list[SeedObject]:
         SeedObject(RAW_BUCKET, f"archive/2022/events-{m:02d}.json.gz", 1_500_000, "GLACIER")
         for m in range(1, 13)
     ]
-    objects.append(SeedObject(RAW_BUCKET, "backups/warehouse-2024-01.sql.gz", 4_000_000,
-                              "DEEP_ARCHIVE"))  # fmt: skip
+    objects.append(
+        SeedObject(RAW_BUCKET, "backups/warehouse-2024-01.sql.gz", 4_000_000, "DEEP_ARCHIVE")
+    )
     return objects
 
 

@@ -79,18 +79,27 @@ def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
             store.init_schema()
             client = _s3_client(settings)
             with _step(1, f"S3 at {endpoint}: seeding s3://{p.RAW_BUCKET} and listing it", echo):
-                echo("      raw click events for Spark; partner drops, archive copies and a backup "
-                     "that nothing reads\n      (all uploaded now: a local S3 server stamps every "
-                     "object with its upload time)")  # fmt: skip
+                echo(
+                    "      raw click events for Spark; partner drops, archive copies and a backup "
+                    "that nothing reads\n      (all uploaded now: a local S3 server stamps every "
+                    "object with its upload time)"
+                )
                 _seed_s3(client)
                 _harvest_s3(store, settings, p.RAW_BUCKET)
-            with _step(2, "Spark: reading the raw events, writing curated Parquet "
-                          "(lineage listener on)", echo):  # fmt: skip
+            with _step(
+                2,
+                "Spark: reading the raw events, writing curated Parquet (lineage listener on)",
+                echo,
+            ):
                 _run_spark(settings, client, mirror)
             with _step(3, f"S3: listing s3://{p.CURATED_BUCKET}, Spark's output", echo):
                 _harvest_s3(store, settings, p.CURATED_BUCKET)
-            with _step(4, "Snowflake: COPY INTO the staging table from the curated prefix, "
-                          "a mart, a dashboard view; harvesting ACCESS_HISTORY", echo):  # fmt: skip
+            with _step(
+                4,
+                "Snowflake: COPY INTO the staging table from the curated prefix, "
+                "a mart, a dashboard view; harvesting ACCESS_HISTORY",
+                echo,
+            ):
                 _seed_snowflake(snow, after=now_ms())
                 _harvest_snowflake(store, settings)
             with _step(5, "Asking the graph", echo):
@@ -200,10 +209,12 @@ def _run_spark(settings: Settings, client: Any, mirror: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             client.download_file(obj.bucket, obj.key, str(target))
     log4j = mirror.parent / "log4j2.properties"  # Spark's own logs: errors only
-    log4j.write_text("rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
-                     "appender.console.type = Console\nappender.console.name = console\n"
-                     "appender.console.target = SYSTEM_ERR\n"
-                     "appender.console.layout.type = PatternLayout\n")  # fmt: skip
+    log4j.write_text(
+        "rootLogger.level = error\nrootLogger.appenderRef.stderr.ref = console\n"
+        "appender.console.type = Console\nappender.console.name = console\n"
+        "appender.console.target = SYSTEM_ERR\n"
+        "appender.console.layout.type = PatternLayout\n"
+    )
     spark = (
         SparkSession.builder.master("local[1]")
         .appName("daily-events")
@@ -246,8 +257,15 @@ def _snowflake_server() -> Iterator[dict[str, Any]]:
     # The stand-in logs every request at INFO (its server sets uvicorn's levels when it starts,
     # so quiet them after that too); sqlglot warns about SHOW commands it passes through, and
     # fakesnow cannot SHOW EXTERNAL TABLES (the harvester warns, rightly, but not for a demo).
-    noisy = ("uvicorn", "uvicorn.access", "uvicorn.error", "fakesnow", "fakesnow.server",
-             "sqlglot", "lineagegraph.harvest.snowflake")  # fmt: skip
+    noisy = (
+        "uvicorn",
+        "uvicorn.access",
+        "uvicorn.error",
+        "fakesnow",
+        "fakesnow.server",
+        "sqlglot",
+        "lineagegraph.harvest.snowflake",
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         _quiet(noisy)

@@ -121,8 +121,9 @@ class FalkorDBStore(GraphStore):
         alone, so one pass over it encodes every string in it."""
         if not params:
             return text
-        header = " ".join(f"`{name}`={encode(stringify_param_value(value))}"
-                          for name, value in params.items())  # fmt: skip
+        header = " ".join(
+            f"`{name}`={encode(stringify_param_value(value))}" for name, value in params.items()
+        )
         return f"CYPHER {header} {text}"
 
     def _run(self, command: str, query: str, *, compact: bool = True, raw: bool = False) -> Result:
@@ -257,8 +258,11 @@ class FalkorDBStore(GraphStore):
                     RO_QUERY_CMD, self._graph.name, query, "--compact"
                 )
                 rows = QueryResult(self._graph, reply).result_set  # the client's, not decoded
-                changed = [{"node": r[0], "id": r[-2], "props": p} for r in rows
-                           if (p := _unencoded(r[-1]))]  # fmt: skip
+                changed = [
+                    {"node": r[0], "id": r[-2], "props": p}
+                    for r in rows
+                    if (p := _unencoded(r[-1]))
+                ]
                 if changed:
                     self.execute(statement(f"store_set_{kind}"), {"rows": changed}, write=True)
                 self._db.connection.set(progress, start + ENCODE_PAGE)
@@ -321,8 +325,9 @@ def _raw_text(value: Any) -> bool:
 def _decoded_rows(rows: list[list[Any]]) -> list[list[Any]]:
     """A verbose reply's rows with stored forms decoded; every string that needs it is not
     printable (see lineagegraph.graph.text), so the common case is one check per string."""
-    return [[v if v.__class__ is not str or v.isprintable() else decode(v) for v in row]
-            for row in rows]  # fmt: skip
+    return [
+        [v if v.__class__ is not str or v.isprintable() else decode(v) for v in row] for row in rows
+    ]
 
 
 # The types of a compact reply's values (falkordb.query_result.ResultSetScalarTypes) that
@@ -336,9 +341,20 @@ def _result(reply: list[Any], graph: Graph) -> Result:
     """Rows of a compact reply (header, rows, statistics) as `_plain` values: each value comes
     as [type, value]."""
     columns = [str(name) for _, name in reply[0]]
-    return Result(columns, [[v if t in AS_SENT else (v if v.isprintable() else decode(v))
-                             if t == STRING else _value(t, v, graph) for t, v in row]
-                            for row in reply[1]])  # fmt: skip
+    return Result(
+        columns,
+        [
+            [
+                v
+                if t in AS_SENT
+                else (v if v.isprintable() else decode(v))
+                if t == STRING
+                else _value(t, v, graph)
+                for t, v in row
+            ]
+            for row in reply[1]
+        ],
+    )
 
 
 def _value(kind: int, raw: Any, graph: Graph) -> Any:

@@ -148,12 +148,14 @@ def diagnose(data_dir: Path) -> Diagnosis:
     present = sorted(p.name for p in aof_dir.iterdir()) if aof_dir.is_dir() else []
     if not (aof_dir / MANIFEST).exists():
         if any(AOF_FILE.match(name) for name in present):
-            found.findings.append(Finding(
-                f"{AOF_DIR}/{MANIFEST}",
-                f"is missing while {AOF_DIR} holds {', '.join(present)} (a server started "
-                "now would begin an empty store over them)",
-                "write a manifest listing the newest base and the incremental files after it",
-            ))  # fmt: skip
+            found.findings.append(
+                Finding(
+                    f"{AOF_DIR}/{MANIFEST}",
+                    f"is missing while {AOF_DIR} holds {', '.join(present)} (a server started "
+                    "now would begin an empty store over them)",
+                    "write a manifest listing the newest base and the incremental files after it",
+                )
+            )
         return found
     recorded = _recorded(data_dir)
     for name, _kind in _manifest_files(aof_dir):
@@ -163,19 +165,23 @@ def diagnose(data_dir: Path) -> Diagnosis:
             continue
         size = path.stat().st_size
         if size < was["size"]:
-            found.findings.append(Finding(
-                f"{AOF_DIR}/{name}",
-                f"is {size} bytes but was {was['size']} at the store's last clean stop (cut "
-                "or emptied)",
-                "keep what the file still holds; the rest is lost",
-            ))  # fmt: skip
+            found.findings.append(
+                Finding(
+                    f"{AOF_DIR}/{name}",
+                    f"is {size} bytes but was {was['size']} at the store's last clean stop (cut "
+                    "or emptied)",
+                    "keep what the file still holds; the rest is lost",
+                )
+            )
         elif "crc32" in was and _crc(path, was["size"]) != was["crc32"]:
-            found.findings.append(Finding(
-                f"{AOF_DIR}/{name}",
-                f"has changed in its first {was['size']} bytes since the store's last clean "
-                "stop (overwritten)",
-                "keep the writes that still read whole; the overwritten ones are lost",
-            ))  # fmt: skip
+            found.findings.append(
+                Finding(
+                    f"{AOF_DIR}/{name}",
+                    f"has changed in its first {was['size']} bytes since the store's last clean "
+                    "stop (overwritten)",
+                    "keep the writes that still read whole; the overwritten ones are lost",
+                )
+            )
     return found
 
 
@@ -196,13 +202,17 @@ def check_aof(redis_server: Path, data_dir: Path, *, fix: bool) -> tuple[bool, s
         return True, ""
     done = subprocess.run(
         ["redis-check-aof", *(["--fix"] if fix else []), str(manifest)],
-        executable=str(redis_server), input="y\n", capture_output=True, text=True,
+        executable=str(redis_server),
+        input="y\n",
+        capture_output=True,
+        text=True,
         timeout=3600,
-    )  # fmt: skip
+    )
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     wanted = ("not valid", "Expected", "ok_up_to", "truncate", "Successfully", "Bad file")
-    report = "\n".join(line for line in lines if any(w in line for w in wanted) and
-                       "diff=0" not in line)  # fmt: skip
+    report = "\n".join(
+        line for line in lines if any(w in line for w in wanted) and "diff=0" not in line
+    )
     return done.returncode == 0 and "not valid" not in done.stdout, report
 
 
@@ -291,11 +301,13 @@ def repair_plan(data_dir: Path, redis_server: Path, names: tuple[str, ...]) -> l
     valid, report = check_aof(redis_server, data_dir, fix=False)
     if not valid:
         said = "; ".join(report.splitlines())
-        found.append(Finding(
-            f"{AOF_DIR}/{MANIFEST}",
-            f"lists a file that does not read whole (redis-check-aof: {said})",
-            "cut the file after its last whole write (redis-check-aof --fix); the rest is lost",
-        ))  # fmt: skip
+        found.append(
+            Finding(
+                f"{AOF_DIR}/{MANIFEST}",
+                f"lists a file that does not read whole (redis-check-aof: {said})",
+                "cut the file after its last whole write (redis-check-aof --fix); the rest is lost",
+            )
+        )
     return found
 
 
@@ -313,7 +325,9 @@ def repair(data_dir: Path, redis_server: Path, findings: list[Finding]) -> Path:
         check_aof(redis_server, data_dir, fix=True)
     valid, report = check_aof(redis_server, data_dir, fix=False)
     if not valid:
-        raise StoreError(f"the repair did not make the files whole ({report}); the copy of "
-                         f"the damaged files is in {copy}")  # fmt: skip
+        raise StoreError(
+            f"the repair did not make the files whole ({report}); the copy of "
+            f"the damaged files is in {copy}"
+        )
     forget_record(data_dir)
     return copy

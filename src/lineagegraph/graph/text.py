@@ -28,8 +28,16 @@ from collections.abc import Iterable
 
 # Characters FalkorDB cannot hold (NUL) or its index cannot find (\x01, C whitespace at the
 # ends), each with its one-character stand-in (order kept: \x00 < \x01 < \t ... < ' ').
-SINGLE = {"\x00": "\x02", "\x01": "\x03", "\t": "\x04", "\n": "\x05", "\v": "\x06",
-          "\f": "\x07", "\r": "\x08", " ": "\x1f"}  # fmt: skip
+SINGLE = {
+    "\x00": "\x02",
+    "\x01": "\x03",
+    "\t": "\x04",
+    "\n": "\x05",
+    "\v": "\x06",
+    "\f": "\x07",
+    "\r": "\x08",
+    " ": "\x1f",
+}
 MARK = "\x0e"
 DIGITS = "\x0f\x10\x11\x12"
 # Every character that never stands for itself in a stored form, in code-point order.

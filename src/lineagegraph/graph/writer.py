@@ -139,8 +139,10 @@ class GraphWriter:
             if dropped := self.counts[f"dropped_{what}"]:
                 examples = self._missing.get(what)
                 named = f", e.g. {', '.join(examples)}" if examples else ""
-                lines.append(f"{what.replace('_', ' ')} not written: {dropped}, what they need "
-                             f"is not in the graph{named} (count_dropped_{what})")  # fmt: skip
+                lines.append(
+                    f"{what.replace('_', ' ')} not written: {dropped}, what they need "
+                    f"is not in the graph{named} (count_dropped_{what})"
+                )
         return lines
 
     def _settle(
@@ -150,8 +152,10 @@ class GraphWriter:
         `final` they are counted as dropped and a few endpoints named; before, only those an
         endpoint written since (by another writer) no longer explains are counted."""
         needs = NEEDS[name]
-        ends = [{"urn": u, "label": lb} for u, lb in
-                {(row[f], lb) for row in rows for f, lb in needs.ends.items()}]  # fmt: skip
+        ends = [
+            {"urn": u, "label": lb}
+            for u, lb in {(row[f], lb) for row in rows for f, lb in needs.ends.items()}
+        ]
         missing = {
             (r["urn"], r["label"]) for r in self.store.read("missing_endpoints", {"ends": ends})
         }

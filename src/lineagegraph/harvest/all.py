@@ -61,8 +61,10 @@ class SourceResult:
             return f"{self.name}: skipped ({self.error})"
         watermark = self.watermark
         nodes, edges = sum(r.nodes for r in self.reports), sum(r.edges for r in self.reports)
-        line = (f"{self.name}: {self.status} in {self.seconds:.1f} s, {len(self.reports)} run(s), "
-                f"{nodes:,} nodes and {edges:,} edges written, watermark {watermark}")  # fmt: skip
+        line = (
+            f"{self.name}: {self.status} in {self.seconds:.1f} s, {len(self.reports)} run(s), "
+            f"{nodes:,} nodes and {edges:,} edges written, watermark {watermark}"
+        )
         return line + (f": {self.error}" if self.error else "")
 
 
@@ -83,8 +85,9 @@ def harvest_all(
     known = harvesters()
     unknown = [name for name in only if name not in known]
     if unknown:
-        raise ConfigError(f"no source named {', '.join(map(repr, unknown))}; known: "
-                          f"{', '.join(known)}")  # fmt: skip
+        raise ConfigError(
+            f"no source named {', '.join(map(repr, unknown))}; known: {', '.join(known)}"
+        )
     chosen = [h for name, h in known.items() if not only or name in only]
     why_not = {h.name: h.not_configured(settings) for h in chosen}
     if all(why_not.values()):

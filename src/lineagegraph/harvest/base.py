@@ -17,10 +17,22 @@ if TYPE_CHECKING:
     from lineagegraph.settings import Settings
 
 # The :HarvestRun counts that are nodes and edges written, for summaries.
-NODE_COUNTS = ("files", "datasets", "merge_tables", "merge_datasets", "merge_files",
-               "merge_transformations", "merge_columns")  # fmt: skip
-EDGE_COUNTS = ("merge_flows", "merge_reads_from", "merge_writes_to", "merge_column_feeds",
-               "merge_part_of")  # fmt: skip
+NODE_COUNTS = (
+    "files",
+    "datasets",
+    "merge_tables",
+    "merge_datasets",
+    "merge_files",
+    "merge_transformations",
+    "merge_columns",
+)
+EDGE_COUNTS = (
+    "merge_flows",
+    "merge_reads_from",
+    "merge_writes_to",
+    "merge_column_feeds",
+    "merge_part_of",
+)
 
 
 @dataclass

@@ -126,8 +126,10 @@ def event_files(
             continue
         if not follow_links and not p.resolve().is_relative_to(root):
             if skipped is not None:
-                skipped.append(f"{p}: a link to {str(p.resolve())!r}, outside {str(path)!r}: "
-                               "skipped ([openlineage] follow_links reads it)")  # fmt: skip
+                skipped.append(
+                    f"{p}: a link to {str(p.resolve())!r}, outside {str(path)!r}: "
+                    "skipped ([openlineage] follow_links reads it)"
+                )
             continue
         files.append(p)
     if since_ms is not None:
@@ -156,8 +158,10 @@ def read_events(path: Path, report: OpenLineageReport) -> Iterator[Located]:
                 return
             for number, line in numbered_lines(fh):
                 if line is None:
-                    report.skip(f"{path}:{number}: line longer than {jsonlines.MAX_TEXT_CHARS:,} "
-                                    "characters: skipped unread")  # fmt: skip
+                    report.skip(
+                        f"{path}:{number}: line longer than {jsonlines.MAX_TEXT_CHARS:,} "
+                        "characters: skipped unread"
+                    )
                     continue
                 if not line.strip():
                     continue
@@ -172,8 +176,10 @@ def read_events(path: Path, report: OpenLineageReport) -> Iterator[Located]:
 def _document_events(path: Path, text: str, report: OpenLineageReport) -> Iterator[Located]:
     """One (pretty-printed) event per file, or a JSON array of events."""
     if len(text) > jsonlines.MAX_TEXT_CHARS:
-        report.skip(f"{path}: a JSON document longer than {jsonlines.MAX_TEXT_CHARS:,} characters: "
-                        "skipped unread (write events as JSON lines)")  # fmt: skip
+        report.skip(
+            f"{path}: a JSON document longer than {jsonlines.MAX_TEXT_CHARS:,} characters: "
+            "skipped unread (write events as JSON lines)"
+        )
         return
     try:
         document = parse_json(text)
@@ -730,10 +736,25 @@ class OpenLineageHarvester:
             run, report = harvest_openlineage(
                 store, path, rules, full=self.full, on_file=on_file, limits=settings.openlineage
             )
-            errors = [f"{len(report.refused)} events not written (the store refused them); "
-                      f"first: {report.refused[0]}"] if report.refused else []  # fmt: skip
-            reports.append(HarvestReport(
-                run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
-                [*run.warnings, *report.problems], errors, summary(path, run, report),
-            ))  # fmt: skip
+            errors = (
+                [
+                    f"{len(report.refused)} events not written (the store refused them); "
+                    f"first: {report.refused[0]}"
+                ]
+                if report.refused
+                else []
+            )
+            reports.append(
+                HarvestReport(
+                    run.id,
+                    SYSTEM,
+                    run.scope,
+                    run.status,
+                    run.counts,
+                    run.watermark,
+                    [*run.warnings, *report.problems],
+                    errors,
+                    summary(path, run, report),
+                )
+            )
         return reports

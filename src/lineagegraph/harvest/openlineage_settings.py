@@ -18,16 +18,18 @@ class OpenLineageSettings(Section):
         "file) that `lineagegraph harvest all` reads; each resumes where its last harvest ended.",
     )
     max_event_datasets: int = Field(
-        10_000, ge=1,
+        10_000,
+        ge=1,
         description="The most datasets (inputs and outputs) one event may list; an event with "
         "more is refused (skipped and reported by `harvest openlineage`, 413 from `serve`).",
-    )  # fmt: skip
+    )
     max_event_flows: int = Field(
-        100_000, ge=1,
+        100_000,
+        ge=1,
         description="The most FLOWS_TO edges (inputs x outputs) one event may draw; an event "
         "over it keeps its datasets and the job's reads and writes, without FLOWS_TO, and is "
         "reported with a warning.",
-    )  # fmt: skip
+    )
     follow_links: bool = Field(
         False,
         description="Read event files that a symbolic link under an OpenLineage directory "

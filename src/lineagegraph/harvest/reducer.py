@@ -245,10 +245,16 @@ class RunReducer:
             for urn, (job, r) in self._jobs.items()
         ]  # fmt: skip
         flows = [
-            {"src": src, "dst": dst, "times": r.times, "first": r.first, "last": r.times[-1],
-             "via": list(r.via)}
+            {
+                "src": src,
+                "dst": dst,
+                "times": r.times,
+                "first": r.first,
+                "last": r.times[-1],
+                "via": list(r.via),
+            }
             for (src, dst), r in self._flows.items()
-        ]  # fmt: skip
+        ]
         writer.write("merge_job_runs", jobs, ("urn",))
         writer.write("merge_flow_runs", flows, ("src", "dst"))
         self._jobs, self._flows, self._pending = {}, {}, 0

@@ -43,8 +43,12 @@ def harvesters() -> dict[str, Harvester]:
             log.warning("harvester plug-in %r (%s) not loaded: %s", point.name, point.value, exc)
             continue
         if harvester.name in found:
-            log.warning("harvester plug-in %r (%s) not loaded: the name %r is taken",
-                        point.name, point.value, harvester.name)  # fmt: skip
+            log.warning(
+                "harvester plug-in %r (%s) not loaded: the name %r is taken",
+                point.name,
+                point.value,
+                harvester.name,
+            )
             continue
         found[harvester.name] = harvester
     return found
@@ -67,6 +71,7 @@ def _checked(obj: object, spec: str) -> Harvester:
     """A Harvester from what an entry point names: a class (made with no arguments) or one."""
     harvester = obj() if isinstance(obj, type) else obj
     if not isinstance(harvester, Harvester):
-        raise TypeError(f"{spec} is not a Harvester (needs name, section, needs, "
-                        "not_configured and run)")  # fmt: skip
+        raise TypeError(
+            f"{spec} is not a Harvester (needs name, section, needs, not_configured and run)"
+        )
     return harvester

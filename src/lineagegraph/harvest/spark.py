@@ -78,8 +78,9 @@ def _replay_file(
         actions: list[SparkAction] = []
         for number, line in numbered_lines(fh):
             if line is None:
-                report.problems.append(f"{path}:{number}: longer than {jsonlines.MAX_TEXT_CHARS:,} "
-                                       "characters: dropped")  # fmt: skip
+                report.problems.append(
+                    f"{path}:{number}: longer than {jsonlines.MAX_TEXT_CHARS:,} characters: dropped"
+                )
                 run.counts["records_rejected"] += 1
                 continue
             if not line.strip():
@@ -171,8 +172,21 @@ class SparkHarvester:
     ) -> list[HarvestReport]:
         directory = self.spool or settings.spark.spool_dir
         run, report = replay(store, directory)
-        line = (f"{directory}: {report.files} files, {report.actions} actions, "
-                f"{report.failures} failed actions; run {run.id}: {run.status}")  # fmt: skip
+        line = (
+            f"{directory}: {report.files} files, {report.actions} actions, "
+            f"{report.failures} failed actions; run {run.id}: {run.status}"
+        )
         warnings = [*run.warnings, *report.problems]
-        return [HarvestReport(run.id, run.system, run.scope, run.status, run.counts,
-                              run.watermark, warnings, [], line)]  # fmt: skip
+        return [
+            HarvestReport(
+                run.id,
+                run.system,
+                run.scope,
+                run.status,
+                run.counts,
+                run.watermark,
+                warnings,
+                [],
+                line,
+            )
+        ]

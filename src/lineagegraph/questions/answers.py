@@ -34,8 +34,9 @@ class Traversal:
         start, reached, direction, depth = self.start, self.assets, self.direction, self.depth
         view = traversal_view(start, reached, direction)
         if fmt == "json":
-            return to_json({"start": start, "direction": direction, "depth": depth,
-                                   "assets": reached})  # fmt: skip
+            return to_json(
+                {"start": start, "direction": direction, "depth": depth, "assets": reached}
+            )
         if fmt in PICTURE_FORMATS:
             return picture(view, fmt)
         if not reached:
@@ -63,8 +64,15 @@ class Paths:
         stderr, so that a terminal shows them once)."""
         found, notes = self.answer.paths, self.answer.notes
         if fmt == "json":
-            return to_json({"from": self.start, "to": self.end, "depth": self.depth,
-                                   "paths": found, "notes": notes})  # fmt: skip
+            return to_json(
+                {
+                    "from": self.start,
+                    "to": self.end,
+                    "depth": self.depth,
+                    "paths": found,
+                    "notes": notes,
+                }
+            )
         if fmt in PICTURE_FORMATS:
             view = paths_view(found, self.start, self.end)
             view.note = " ".join(notes)
@@ -112,9 +120,10 @@ class ColumnLineage:
             return tree(columns_view(self.start, up, down))
         return "\n\n".join(
             f"{d} of {urn}: {len(items)} column(s)\n" + reached_table(items, d)
-            if items else f"nothing {d} of {urn} within {depth} hop(s)"
+            if items
+            else f"nothing {d} of {urn} within {depth} hop(s)"
             for d, items in found.items()
-        )  # fmt: skip
+        )
 
 
 def traversal(
@@ -132,9 +141,14 @@ def traversal(
     urn = lineage.resolve(store, settings, name)
     start = lineage.start_asset(store, urn, include_deleted=include_deleted)
     reached = lineage.traverse(
-        store, urn, direction, depth=depth, systems={s.lower() for s in systems},
-        kinds=set(kinds), include_deleted=include_deleted,
-    )  # fmt: skip
+        store,
+        urn,
+        direction,
+        depth=depth,
+        systems={s.lower() for s in systems},
+        kinds=set(kinds),
+        include_deleted=include_deleted,
+    )
     return Traversal(start, direction, depth, reached)
 
 

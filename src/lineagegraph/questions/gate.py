@@ -46,8 +46,15 @@ class GateAnswer:
     def render(self, fmt: str) -> str:
         """table for people (gate_text), json for programs."""
         if fmt == "json":
-            return to_json({"passed": self.passed, "start": self.start, "assets": self.assets,
-                            "failing": self.failing, "checks": self.checks})  # fmt: skip
+            return to_json(
+                {
+                    "passed": self.passed,
+                    "start": self.start,
+                    "assets": self.assets,
+                    "failing": self.failing,
+                    "checks": self.checks,
+                }
+            )
         return gate_text(self)
 
 
@@ -57,8 +64,9 @@ def quality_gate(store: GraphStore, urn: str, *, depth: int = MAX_DEPTH) -> Gate
     upstream = traverse(store, urn, "upstream", depth=depth)
     distance = {urn: 0} | {item.urn: item.distance for item in upstream}
     found = [GateCheck(distance[c.asset], c) for c in checks_of(store, list(distance))]
-    found.sort(key=lambda g: (g.distance, g.check.status not in BLOCKING, g.check.asset,
-                              g.check.urn))  # fmt: skip
+    found.sort(
+        key=lambda g: (g.distance, g.check.status not in BLOCKING, g.check.asset, g.check.urn)
+    )
     return GateAnswer(start, len(distance), found)
 
 
@@ -75,10 +83,17 @@ def gate_text(answer: GateAnswer) -> str:
         failing, assets = len(answer.failing), len({c.check.asset for c in answer.failing})
         head = f"FAILED: {failing} failing check(s) on {assets} asset(s) among {scope}"
     rows = [
-        [g.distance, g.check.status, g.check.name, g.check.system, g.check.failures,
-         time_text(g.check.at), g.check.target]
+        [
+            g.distance,
+            g.check.status,
+            g.check.name,
+            g.check.system,
+            g.check.failures,
+            time_text(g.check.at),
+            g.check.target,
+        ]
         for g in answer.checks
-    ]  # fmt: skip
+    ]
     columns = ["distance", "status", "check", "system", "failures", "at", "tested"]
     return head + "\n" + format_rows(columns, rows, "table")
 

@@ -361,9 +361,14 @@ class _Hit:
 
 
 def _search(
-    store: GraphStore, what: str, direction: Direction, start: str, depth: int,
-    include_deleted: bool, until: str | None = None,
-) -> list[_Hit]:  # fmt: skip
+    store: GraphStore,
+    what: str,
+    direction: Direction,
+    start: str,
+    depth: int,
+    include_deleted: bool,
+    until: str | None = None,
+) -> list[_Hit]:
     """Breadth-first from `start`: one bounded hop per statement over the current frontier,
     each node kept once, at the level it is first reached; stops after the level that reaches
     `until`. Nodes already seen are dropped here, in a set, rather than in Cypher (see
@@ -393,9 +398,13 @@ def _search(
 
 
 def _expand(
-    store: GraphStore, what: str, direction: Direction, start: str, depth: int,
+    store: GraphStore,
+    what: str,
+    direction: Direction,
+    start: str,
+    depth: int,
     include_deleted: bool,
-) -> list[Reached]:  # fmt: skip
+) -> list[Reached]:
     """The search's nodes with their details, nearest first."""
     hits = _search(store, what, direction, start, depth, include_deleted)
     details = _details(store, what, [hit.urn for hit in hits])
@@ -505,9 +514,14 @@ def paths(
         return []
     rows = store.read(
         "lineage_paths",
-        {"src": src, "dst": dst, "depth": max_depth, "limit": limit,
-         "include_deleted": include_deleted},
-    )  # fmt: skip
+        {
+            "src": src,
+            "dst": dst,
+            "depth": max_depth,
+            "limit": limit,
+            "include_deleted": include_deleted,
+        },
+    )
     quality = asset_quality(store, {a["urn"] for row in rows for a in row["assets"]})
     return [
         LineagePath(

@@ -43,8 +43,9 @@ def to_mermaid(view: View) -> str:
         key = f"q_{node.quality or 'unknown'}" if quality else f"sys_{node.system or ''}"
         classes["".join(c if c.isalnum() else "_" for c in key)].append(node)
     for name, members in sorted(classes.items()):
-        lines.append(f"  classDef {name} fill:{fill(members[0], by_quality)},color:#111,"
-                     "stroke:#333")  # fmt: skip
+        lines.append(
+            f"  classDef {name} fill:{fill(members[0], by_quality)},color:#111,stroke:#333"
+        )
         lines.append(f"  class {','.join(ids[n.urn] for n in members)} {name}")
     starts = ",".join(ids[n.urn] for n in view.nodes if n.start)
     lines.append(f"  style {starts} stroke-width:4px,stroke:#111")

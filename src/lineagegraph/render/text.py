@@ -50,8 +50,9 @@ def tree(view: View) -> str:
         level_src = view.by_urn[edge.src].level if edge.src in view.by_urn else 0
         level_dst = view.by_urn[edge.dst].level if edge.dst in view.by_urn else 0
         # Walk away from the start: downstream follows edges, upstream walks them backwards.
-        parent, child = (edge.src, edge.dst) if abs(level_dst) >= abs(level_src) else (
-            edge.dst, edge.src)  # fmt: skip
+        parent, child = (
+            (edge.src, edge.dst) if abs(level_dst) >= abs(level_src) else (edge.dst, edge.src)
+        )
         children[parent].append(dataclasses.replace(edge, src=parent, dst=child))
     for below in children.values():
         below.sort(key=lambda e: e.dst)
@@ -114,8 +115,10 @@ def impact_text(result: Impact) -> str:
     """Counts and assets per (system, kind), then the affected transformations."""
     quality = result.start.quality
     known = f" (quality {quality})" if quality not in (None, "unknown") else ""
-    out = [f"impact of {result.start.urn}{known}: {len(result.assets)} downstream asset(s), "
-           f"{len(result.transformations)} transformation(s) reading them"]  # fmt: skip
+    out = [
+        f"impact of {result.start.urn}{known}: {len(result.assets)} downstream asset(s), "
+        f"{len(result.transformations)} transformation(s) reading them"
+    ]
     for (system, kind), items in result.groups.items():
         out.append(f"\n{system or '?'} {kind} ({len(items)})")
         out.extend(
@@ -125,8 +128,10 @@ def impact_text(result: Impact) -> str:
         )
     if result.transformations:
         out.append("\naffected transformations")
-        rows = [[t.system, t.urn, t.user, t.runs, _via_cell(t.reads), _via_cell(t.writes)]
-                for t in result.transformations]  # fmt: skip
+        rows = [
+            [t.system, t.urn, t.user, t.runs, _via_cell(t.reads), _via_cell(t.writes)]
+            for t in result.transformations
+        ]
         columns = ["system", "urn", "user", "runs", "reads", "writes"]
         out.append(format_rows(columns, rows, "table"))
     return "\n".join(out)

@@ -82,8 +82,7 @@ def label(urn: str, kind: str, name: str) -> str:
 def _node(item: Reached, level: int, start: bool = False) -> Node:
     deleted = item.deleted_at is not None
     name = label(item.urn, item.kind, item.name)
-    return Node(item.urn, name, item.system, item.kind, level, start, deleted,
-                quality=item.quality)  # fmt: skip
+    return Node(item.urn, name, item.system, item.kind, level, start, deleted, quality=item.quality)
 
 
 def traversal_view(start: Reached, reached: Sequence[Reached], direction: Direction) -> View:
@@ -112,8 +111,16 @@ def impact_view(result: Impact) -> View:
     nodes, edges = list(view.nodes), list(view.edges)
     for reader in result.transformations:
         level = max(view.by_urn[urn].level for urn in reader.reads) + 1
-        nodes.append(Node(reader.urn, reader.name or reader.urn, reader.system, "Transformation",
-                          level, detail=_writes(reader, view)))  # fmt: skip
+        nodes.append(
+            Node(
+                reader.urn,
+                reader.name or reader.urn,
+                reader.system,
+                "Transformation",
+                level,
+                detail=_writes(reader, view),
+            )
+        )
         edges.extend(Edge(urn, reader.urn, dashed=True) for urn in reader.reads)
     return View(f"impact of {result.start.urn}", nodes, edges)
 
@@ -187,8 +194,10 @@ def trim(view: View, limit: int = MAX_PICTURE_NODES) -> View:
     nodes = [n for n in view.nodes if n.urn in keep]
     edges = [e for e in view.edges if e.src in keep and e.dst in keep]
     hidden = len(view.nodes) - len(nodes)
-    note = (f"showing the {len(nodes)} nodes nearest the start; {hidden} more left out "
-            "(narrow with --depth, --system or --label)")  # fmt: skip
+    note = (
+        f"showing the {len(nodes)} nodes nearest the start; {hidden} more left out "
+        "(narrow with --depth, --system or --label)"
+    )
     return View(view.title, nodes, edges, note=note, hidden=hidden)
 
 

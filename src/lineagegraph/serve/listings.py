@@ -127,8 +127,10 @@ def column_lineage(
         seen, frontier = set(starts), sorted(starts)
         for _ in range(depth):
             rows = store.read(statement, {"frontier": frontier, "include_deleted": False})
-            feeds |= {(r["reached_from"], r["urn"]) if forward else (r["urn"], r["reached_from"])
-                      for r in rows}  # fmt: skip
+            feeds |= {
+                (r["reached_from"], r["urn"]) if forward else (r["urn"], r["reached_from"])
+                for r in rows
+            }
             frontier = sorted({r["urn"] for r in rows} - seen)
             seen.update(frontier)
             if not frontier:
@@ -165,8 +167,15 @@ def _field_nodes(
     nodes: list[dict[str, Any]] = []
     for urn, f in fields.items():
         data: dict[str, Any] = {**f, "fieldType": None, "inputFields": inputs[urn], "urn": urn}
-        nodes.append({"id": _field_id(f), "type": "DATASET_FIELD", "data": data,
-                      "inEdges": ins[urn], "outEdges": outs[urn]})  # fmt: skip
+        nodes.append(
+            {
+                "id": _field_id(f),
+                "type": "DATASET_FIELD",
+                "data": data,
+                "inEdges": ins[urn],
+                "outEdges": outs[urn],
+            }
+        )
     return sorted(nodes, key=lambda n: n["id"])
 
 

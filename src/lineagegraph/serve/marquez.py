@@ -110,10 +110,14 @@ def resolve(store: GraphStore, text: str, rules: FoldRules) -> Node:
         if urn in found:
             return Node(urn, "DATASET" if kind == "dataset" else "JOB", namespace, name)
     if kind == "job":  # no transformation: perhaps the job of an asset's job-less lineage
-        views = [(urn, ns, name) for ns, name in splits(rest)
-                 for urn in identity.openlineage_urns(ns, name, rules)]  # fmt: skip
-        found = {row["urn"] for row in store.read("serve_view_jobs",
-                                                  {"urns": [v[0] for v in views]})}  # fmt: skip
+        views = [
+            (urn, ns, name)
+            for ns, name in splits(rest)
+            for urn in identity.openlineage_urns(ns, name, rules)
+        ]
+        found = {
+            row["urn"] for row in store.read("serve_view_jobs", {"urns": [v[0] for v in views]})
+        }
         for urn, namespace, name in views:
             if urn in found:
                 return Node(view_job(urn), "JOB", namespace, name)
@@ -199,8 +203,10 @@ def _graph_nodes(
     asset_rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": sorted(assets)})}
     job_rows = {r["urn"]: r for r in store.read("serve_jobs", {"urns": sorted(jobs)})}
     views = sorted(v for v in map(view_of, jobs) if v is not None)
-    job_rows.update((view_job(r["urn"]), _view_job_row(r))
-                    for r in store.read("serve_view_jobs", {"urns": views}))  # fmt: skip
+    job_rows.update(
+        (view_job(r["urn"]), _view_job_row(r))
+        for r in store.read("serve_view_jobs", {"urns": views})
+    )
     ids = {urn: node_id("DATASET", *identity.openlineage_name(urn)) for urn in asset_rows}
     ids.update((urn, node_id("JOB", *job_name(row))) for urn, row in job_rows.items())
     inward: dict[str, list[dict[str, str]]] = {urn: [] for urn in ids}
@@ -220,10 +226,9 @@ def _graph_nodes(
         for urn, row in asset_rows.items()
     ]
     nodes += [
-        _node(ids[urn], "JOB", job_data(row, reads[urn], writes[urn]), inward[urn],
-              outward[urn])
+        _node(ids[urn], "JOB", job_data(row, reads[urn], writes[urn]), inward[urn], outward[urn])
         for urn, row in job_rows.items()
-    ]  # fmt: skip
+    ]
     return sorted(nodes, key=lambda n: n["id"])
 
 
@@ -285,8 +290,10 @@ def job_data(row: dict[str, Any], reads: Iterable[str], writes: Iterable[str]) -
     view = row.get("view")
 
     def named(urns: Iterable[str]) -> list[dict[str, str]]:
-        return [dict(zip(("namespace", "name"), identity.openlineage_name(u), strict=True))
-                for u in urns]  # fmt: skip
+        return [
+            dict(zip(("namespace", "name"), identity.openlineage_name(u), strict=True))
+            for u in urns
+        ]
 
     return {
         "id": {"namespace": namespace, "name": name},
@@ -341,11 +348,17 @@ def namespaces(store: GraphStore) -> dict[str, Any]:
         seen(namespace, row["first_seen"], row["last_seen"])
     return {
         "namespaces": [
-            {"name": name, "createdAt": iso(first), "updatedAt": iso(last), "ownerName": None,
-             "description": None, "isHidden": False}
+            {
+                "name": name,
+                "createdAt": iso(first),
+                "updatedAt": iso(last),
+                "ownerName": None,
+                "description": None,
+                "isHidden": False,
+            }
             for name, (first, last) in sorted(spans.items())
         ]
-    }  # fmt: skip
+    }
 
 
 def search(store: GraphStore, text: str, kind: str | None, limit: int) -> dict[str, Any]:
@@ -365,5 +378,10 @@ def search(store: GraphStore, text: str, kind: str | None, limit: int) -> dict[s
 
 
 def _hit(kind: NodeType, namespace: str, name: str, last_seen: int | None) -> dict[str, Any]:
-    return {"type": kind, "name": name, "namespace": namespace, "updatedAt": iso(last_seen),
-            "nodeId": node_id(kind, namespace, name)}  # fmt: skip
+    return {
+        "type": kind,
+        "name": name,
+        "namespace": namespace,
+        "updatedAt": iso(last_seen),
+        "nodeId": node_id(kind, namespace, name),
+    }

@@ -47,29 +47,51 @@ class ServiceCounts(Collector):
 
     def collect(self) -> Iterator[Metric]:
         s = self.service
-        yield CounterMetricFamily("lineagegraph_events_accepted", "OpenLineage events accepted "
-                                  "(spooled to disk) since start", value=s.accepted)  # fmt: skip
-        yield CounterMetricFamily("lineagegraph_events_rejected", "Requests whose events were "
-                                  "refused as malformed since start", value=s.rejected)  # fmt: skip
-        yield CounterMetricFamily("lineagegraph_events_ingested", "Spooled events ingested into "
-                                  "the graph since start", value=s.ingester.ingested)  # fmt: skip
-        yield GaugeMetricFamily("lineagegraph_events_waiting", "Spooled events not yet in the "
-                                "graph", value=s.spool.pending())  # fmt: skip
-        yield CounterMetricFamily("lineagegraph_events_dead_lettered", "Spooled events the "
-                                  "store refused, set aside in the dead-letter file, since "
-                                  "start", value=s.ingester.dead_letters)  # fmt: skip
-        yield CounterMetricFamily("lineagegraph_store_restarts", "Times serve started the "
-                                  "store's server again after it died, since start",
-                                  value=s.ingester.restarts)  # fmt: skip
-        yield CounterMetricFamily("lineagegraph_store_restart_failures", "Tries to start the "
-                                  "store's server again that failed (retried with backoff)",
-                                  value=s.ingester.revive_failures)  # fmt: skip
-        yield GaugeMetricFamily("lineagegraph_store_up", "1 while the store answers, 0 while "
-                                "it is down (ingestion waits)",
-                                value=0 if s.ingester.store_down else 1)  # fmt: skip
-        yield CounterMetricFamily("lineagegraph_graph_scans", "Scans of the graph for /metrics "
-                                  "since start (one per metrics_ttl_seconds at most)",
-                                  value=s.metrics_facts.scans)  # fmt: skip
+        yield CounterMetricFamily(
+            "lineagegraph_events_accepted",
+            "OpenLineage events accepted (spooled to disk) since start",
+            value=s.accepted,
+        )
+        yield CounterMetricFamily(
+            "lineagegraph_events_rejected",
+            "Requests whose events were refused as malformed since start",
+            value=s.rejected,
+        )
+        yield CounterMetricFamily(
+            "lineagegraph_events_ingested",
+            "Spooled events ingested into the graph since start",
+            value=s.ingester.ingested,
+        )
+        yield GaugeMetricFamily(
+            "lineagegraph_events_waiting",
+            "Spooled events not yet in the graph",
+            value=s.spool.pending(),
+        )
+        yield CounterMetricFamily(
+            "lineagegraph_events_dead_lettered",
+            "Spooled events the store refused, set aside in the dead-letter file, since start",
+            value=s.ingester.dead_letters,
+        )
+        yield CounterMetricFamily(
+            "lineagegraph_store_restarts",
+            "Times serve started the store's server again after it died, since start",
+            value=s.ingester.restarts,
+        )
+        yield CounterMetricFamily(
+            "lineagegraph_store_restart_failures",
+            "Tries to start the store's server again that failed (retried with backoff)",
+            value=s.ingester.revive_failures,
+        )
+        yield GaugeMetricFamily(
+            "lineagegraph_store_up",
+            "1 while the store answers, 0 while it is down (ingestion waits)",
+            value=0 if s.ingester.store_down else 1,
+        )
+        yield CounterMetricFamily(
+            "lineagegraph_graph_scans",
+            "Scans of the graph for /metrics since start (one per metrics_ttl_seconds at most)",
+            value=s.metrics_facts.scans,
+        )
 
 
 class FactsCache:
@@ -102,20 +124,26 @@ class GraphFacts(Collector):
         self.facts = facts
 
     def collect(self) -> Iterator[Metric]:
-        assets = _gauge("assets", "Assets in the graph, present or soft-deleted",
-                        ["system", "kind", "state"])  # fmt: skip
+        assets = _gauge(
+            "assets", "Assets in the graph, present or soft-deleted", ["system", "kind", "state"]
+        )
         for row in self.facts.assets:
             assets.add_metric([row["system"] or "", row["kind"], "present"], row["assets"])
             assets.add_metric([row["system"] or "", row["kind"], "deleted"], row["deleted"])
-        coverage = _gauge("lineage_coverage_ratio", "Share of present assets with any lineage",
-                          ["kind"])  # fmt: skip
+        coverage = _gauge(
+            "lineage_coverage_ratio", "Share of present assets with any lineage", ["kind"]
+        )
         for row in self.facts.coverage:
             coverage.add_metric([row["kind"]], row["share"])
         source = ["system", "scope"]
-        last = _gauge("source_last_success_timestamp_seconds", "A source's last good harvest",
-                      source)  # fmt: skip
-        stale = _gauge("source_stale", "1 when a source's last good harvest is older than "
-                       "max_age_hours", source)  # fmt: skip
+        last = _gauge(
+            "source_last_success_timestamp_seconds", "A source's last good harvest", source
+        )
+        stale = _gauge(
+            "source_stale",
+            "1 when a source's last good harvest is older than max_age_hours",
+            source,
+        )
         for row in self.facts.freshness:
             labels = [row["system"] or "", row["scope"] or ""]
             last.add_metric(labels, row["last_success"] / 1000)

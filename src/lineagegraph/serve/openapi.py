@@ -46,8 +46,13 @@ def _query(
     """A query parameter; `rules` are its schema's limits, as the route checks them (a required
     text is never empty)."""
     schema = {"type": kind, **({"minLength": 1} if required and kind == "string" else {}), **rules}
-    return {"name": name, "in": "query", "required": required, "description": description,
-            "schema": schema}  # fmt: skip
+    return {
+        "name": name,
+        "in": "query",
+        "required": required,
+        "description": description,
+        "schema": schema,
+    }
 
 
 def _int(name: str, description: str, low: int, high: int) -> Any:
@@ -60,8 +65,13 @@ def _get(summary: str, *parameters: Any) -> dict[str, Any]:
 
 
 def _path(name: str, description: str) -> Any:
-    return {"name": name, "in": "path", "required": True, "schema": {"type": "string"},
-            "description": f"{description}, percent-encoded ('/' as %2F)"}  # fmt: skip
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "schema": {"type": "string"},
+        "description": f"{description}, percent-encoded ('/' as %2F)",
+    }
 
 
 _NS = _path("namespace", "an OpenLineage namespace, as /api/v1/namespaces lists it")

@@ -25,8 +25,17 @@ from lineagegraph.serve.reading import answer, flag_param, int_param
 from lineagegraph.settings import Settings
 from lineagegraph.values.globs import compile_glob
 
-PARAMETERS = ("as_of", "lookback_days", "exclude", "bucket", "include_deleted", "by", "sort",
-              "top", "format")  # fmt: skip
+PARAMETERS = (
+    "as_of",
+    "lookback_days",
+    "exclude",
+    "bucket",
+    "include_deleted",
+    "by",
+    "sort",
+    "top",
+    "format",
+)
 MAX_LOOKBACK_DAYS = 36_500
 MAX_TOP = 100_000
 CSV = "text/csv; charset=utf-8"
@@ -60,10 +69,17 @@ def report_options(request: Request, settings: Settings, kind: Kind) -> ReportOp
         except ValueError as exc:
             raise BadRequest(f"exclude: {exc}") from None
     return build_options(
-        settings.reports, kind, as_of=as_of, lookback_days=lookback,
-        exclude=query.getlist("exclude"), buckets=query.getlist("bucket"),
-        include_deleted=flag_param(request, "include_deleted"), by=by, top=top, sort=sort,
-    )  # fmt: skip
+        settings.reports,
+        kind,
+        as_of=as_of,
+        lookback_days=lookback,
+        exclude=query.getlist("exclude"),
+        buckets=query.getlist("bucket"),
+        include_deleted=flag_param(request, "include_deleted"),
+        by=by,
+        top=top,
+        sort=sort,
+    )
 
 
 def wanted_format(request: Request) -> str:

@@ -81,9 +81,13 @@ def running_service(settings: Settings) -> Iterator[Service]:
             # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
             # fail because a batch happens to be running (writes are idempotent MERGEs).
             _, report = harvest_openlineage(
-                stores.writes, directory, rules, full=True, exclusive=False,
+                stores.writes,
+                directory,
+                rules,
+                full=True,
+                exclusive=False,
                 limits=settings.openlineage,
-            )  # fmt: skip
+            )
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
             return report.events

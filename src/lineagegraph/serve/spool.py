@@ -410,8 +410,9 @@ class Ingester:
             os.close(fd)
         self.dead_letters += 1
         self.last_dead_letter = reason
-        log.error("an event the store refuses was set aside in %s: %s", self.dead_letter_path,
-                  reason)  # fmt: skip
+        log.error(
+            "an event the store refuses was set aside in %s: %s", self.dead_letter_path, reason
+        )
 
 
 class _StoreDown(Exception):

@@ -142,9 +142,12 @@ def install(
     handle = SparkLineage(spark, settings, worker, listener)
     setattr(spark, _ATTRIBUTE, handle)
     atexit.register(handle.stop)
-    log.info("lineage listener installed for %s (emit=%s%s)", app.name, settings.spark.emit,
-             f", to {redact(settings.spark.openlineage_url)}" if settings.spark.openlineage_url
-             else "")  # fmt: skip
+    log.info(
+        "lineage listener installed for %s (emit=%s%s)",
+        app.name,
+        settings.spark.emit,
+        f", to {redact(settings.spark.openlineage_url)}" if settings.spark.openlineage_url else "",
+    )
     return handle
 
 
@@ -160,8 +163,12 @@ def _settings_from(
         value = spark.conf.get(key, None)
         if value is not None:
             overrides.setdefault(section, {})[name] = value
-    explicit = {"emit": emit, "spool_dir": spool_dir, "openlineage_dir": openlineage_dir,
-                "app_name": app_name}  # fmt: skip
+    explicit = {
+        "emit": emit,
+        "spool_dir": spool_dir,
+        "openlineage_dir": openlineage_dir,
+        "app_name": app_name,
+    }
     for name, value in explicit.items():
         if value is not None:
             overrides.setdefault("spark", {})[name] = value
@@ -181,5 +188,8 @@ def _check(settings: Settings) -> None:
     if settings.spark.emit in ("openlineage", "both"):
         check_writable(settings.spark.openlineage_dir, "OpenLineage output directory")
     elif settings.spark.openlineage_url:
-        log.warning("[spark] openlineage_url is set but emit is %r: no event is posted there "
-                    "(set emit to 'openlineage' or 'both')", settings.spark.emit)  # fmt: skip
+        log.warning(
+            "[spark] openlineage_url is set but emit is %r: no event is posted there "
+            "(set emit to 'openlineage' or 'both')",
+            settings.spark.emit,
+        )

@@ -245,9 +245,9 @@ def dataset_ref(relation: Relation, naming: Naming) -> DatasetRef | None:
         parts = relation.table
         if len(parts) < 2:
             raise identity.IdentityError(f"catalog table without a database: {parts!r}")
-        catalog, database = ("spark_catalog", parts[0]) if len(parts) == 2 else (
-            parts[0], ".".join(parts[1:-1])
-        )  # fmt: skip
+        catalog, database = (
+            ("spark_catalog", parts[0]) if len(parts) == 2 else (parts[0], ".".join(parts[1:-1]))
+        )
         return DatasetRef(identity.spark_table_urn(catalog, database, parts[-1]), "Dataset")
     if relation.kind == "jdbc":
         return _jdbc_ref(relation.option("url") or "", relation.option("dbtable") or "", naming)
@@ -391,9 +391,11 @@ class _Tracer:
         if name == "Join" and len(kids) == 2:
             join_type = str((node.fields.get("joinType") or {}).get("object", ""))
             left = self.output(kids[0])
-            return left if any(t in join_type for t in _LEFT_ONLY_JOINS) else (
-                left + self.output(kids[1])
-            )  # fmt: skip
+            return (
+                left
+                if any(t in join_type for t in _LEFT_ONLY_JOINS)
+                else (left + self.output(kids[1]))
+            )
         if name in ("Union", "Intersect", "Except") and kids:
             return self.output(kids[0])
         if name == "WithCTE" and kids:
@@ -520,9 +522,10 @@ def to_openlineage(action: SparkAction, job_namespace: str) -> dict[str, Any]:
         )
     if action.columns:
         output["facets"]["schema"] = _facet(
-            "SchemaDatasetFacet", "SchemaDatasetFacet",
+            "SchemaDatasetFacet",
+            "SchemaDatasetFacet",
             fields=[{"name": column} for column in action.columns],
-        )  # fmt: skip
+        )
     if action.mode == "Overwrite":
         output["facets"]["lifecycleStateChange"] = _facet(
             "LifecycleStateChangeDatasetFacet",

@@ -71,10 +71,16 @@ class HttpSink:
         self._offer(to_openlineage(action, self.namespace))
 
     def failure(self, captured: plan.Captured) -> None:
-        self._offer(failure_to_openlineage(
-            self.app, captured.func, captured.execution_id, captured.start_ms,
-            captured.error or "", self.namespace,
-        ))  # fmt: skip
+        self._offer(
+            failure_to_openlineage(
+                self.app,
+                captured.func,
+                captured.execution_id,
+                captured.start_ms,
+                captured.error or "",
+                self.namespace,
+            )
+        )
 
     def _offer(self, event: dict[str, Any]) -> None:
         try:
@@ -114,9 +120,14 @@ class HttpSink:
                 problem = self._redact(str(exc) or type(exc).__name__)
             if self._closing.is_set() or time.monotonic() + delay > deadline:
                 self._down_until = time.monotonic() + self.retry_seconds
-                log.warning("OpenLineage endpoint %s unreachable (%s); keeping events in %s, "
-                            "trying again in %.0f s", self._redact(self.url), problem,
-                            self.unsent_path, self.retry_seconds)  # fmt: skip
+                log.warning(
+                    "OpenLineage endpoint %s unreachable (%s); keeping events in %s, "
+                    "trying again in %.0f s",
+                    self._redact(self.url),
+                    problem,
+                    self.unsent_path,
+                    self.retry_seconds,
+                )
                 self._keep(event, problem)
                 return
             self.counts.add("events_retried")
@@ -139,8 +150,12 @@ class HttpSink:
         reason = self._redact(reason)
         if reason not in self._logged:  # once per reason: a bad token refuses every event
             self._logged.add(reason)
-            log.warning("OpenLineage endpoint %s refused an event (%s); refused events are "
-                        "kept in %s", self._redact(self.url), reason, rejected)  # fmt: skip
+            log.warning(
+                "OpenLineage endpoint %s refused an event (%s); refused events are kept in %s",
+                self._redact(self.url),
+                reason,
+                rejected,
+            )
         self._append(rejected, event)
 
     def _keep(self, event: dict[str, Any], why: str) -> None:

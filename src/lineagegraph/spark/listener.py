@@ -106,8 +106,14 @@ class GraphSink:
         self._write(lambda: write_actions(self._store, self._writer, [action]), action.to_record())
 
     def failure(self, captured: plan.Captured) -> None:
-        record = {"type": "failure", "v": 1, "app": self.app.name, "func": captured.func,
-                  "at": captured.start_ms, "error": captured.error}  # fmt: skip
+        record = {
+            "type": "failure",
+            "v": 1,
+            "app": self.app.name,
+            "func": captured.func,
+            "at": captured.start_ms,
+            "error": captured.error,
+        }
         self._write(lambda: None, record)
 
     def flush(self, timeout: float) -> bool:
@@ -142,9 +148,13 @@ class OpenLineageSink:
 
     def failure(self, captured: plan.Captured) -> None:
         event = failure_to_openlineage(
-            self.app, captured.func, captured.execution_id, captured.start_ms,
-            captured.error or "", self.namespace,
-        )  # fmt: skip
+            self.app,
+            captured.func,
+            captured.execution_id,
+            captured.start_ms,
+            captured.error or "",
+            self.namespace,
+        )
         append_lines(self.path, [event])
 
     def flush(self, timeout: float) -> bool:
@@ -272,9 +282,11 @@ class QueryListener:
         except Exception as exc:
             self.worker.count("capture_errors")
             self.worker.log_once(
-                f"capture:{type(exc).__name__}", "cannot read a Spark plan (%s: %s)",
-                type(exc).__name__, exc,
-            )  # fmt: skip
+                f"capture:{type(exc).__name__}",
+                "cannot read a Spark plan (%s: %s)",
+                type(exc).__name__,
+                exc,
+            )
             return
         self.worker.offer(captured)
 

@@ -30,20 +30,23 @@ class SparkSettings(Section):
         "spark", min_length=1, description="Job namespace of the OpenLineage events emitted."
     )
     queue_size: int = Field(
-        1000, ge=1, le=1_000_000,
+        1000,
+        ge=1,
+        le=1_000_000,
         description="Actions waiting for the worker thread; when full, new ones are dropped and "
         "counted so the job never waits.",
-    )  # fmt: skip
+    )
     app_name: str | None = Field(
         None,
         description="Name used in transformation urns instead of spark.app.name (give a stable "
         "one when app names carry dates or ids).",
     )
     retry_seconds: float = Field(
-        30.0, gt=0,
+        30.0,
+        gt=0,
         description="How long the listener spools before it tries the graph (or the "
         "OpenLineage endpoint) again.",
-    )  # fmt: skip
+    )
     openlineage_url: str | None = Field(
         None,
         description="Base URL of an OpenLineage HTTP endpoint (`lineagegraph serve`, Marquez), "
@@ -59,10 +62,12 @@ class SparkSettings(Section):
         "(never printed).",
     )
     send_seconds: float = Field(
-        60.0, gt=0, le=3600,
+        60.0,
+        gt=0,
+        le=3600,
         description="How long the listener retries an event the endpoint does not take "
         "(connection errors, 5xx) before it keeps it in openlineage_dir.",
-    )  # fmt: skip
+    )
 
     @field_validator("openlineage_url")
     @classmethod

@@ -86,8 +86,18 @@ def manifest_version(manifest: Any, where: Path) -> int:
 
 # The node fields lineagegraph reads and the JSON types dbt's schema gives them (None: absent
 # or null is fine too). A node with another type is skipped, not read halfway.
-_TEXT_FIELDS = ("resource_type", "name", "alias", "identifier", "database", "schema",
-                "relation_name", "compiled_code", "attached_node", "column_name")  # fmt: skip
+_TEXT_FIELDS = (
+    "resource_type",
+    "name",
+    "alias",
+    "identifier",
+    "database",
+    "schema",
+    "relation_name",
+    "compiled_code",
+    "attached_node",
+    "column_name",
+)
 _OBJECT_FIELDS = ("config", "depends_on", "columns")
 _JSON_TYPES = {str: "a string", dict: "an object", list: "an array", bool: "a boolean"}
 
@@ -106,8 +116,10 @@ def node_defect(node: dict[str, Any]) -> str | None:
         _not_a(str, config.get("materialized"), "config.materialized"),
         _not_a(list, depends.get("nodes"), "depends_on.nodes"),
     ]
-    checks += [_not_a(str, parent, f"depends_on.nodes[{i}]")
-               for i, parent in enumerate(depends.get("nodes") or [])]  # fmt: skip
+    checks += [
+        _not_a(str, parent, f"depends_on.nodes[{i}]")
+        for i, parent in enumerate(depends.get("nodes") or [])
+    ]
     for name, column in (node.get("columns") or {}).items():
         checks.append(_not_a(dict, column, f"columns[{name!r}]"))
         if isinstance(column, dict):

@@ -68,9 +68,11 @@ def harvest_dbt(
     manifest's generation time. Bad artifacts fail before anything is written.
     """
     project = read_project(
-        target, snowflake_account=snowflake_account, namespace=namespace,
+        target,
+        snowflake_account=snowflake_account,
+        namespace=namespace,
         column_lineage=column_lineage,
-    )  # fmt: skip
+    )
     report = DbtReport(project.naming.adapter)
     with harvest_run(store, SYSTEM, str(project.artifacts.target.resolve())) as (run, writer):
         writer.add_all(parsed_ahead(project.items()))
@@ -108,14 +110,26 @@ class DbtHarvester:
             )
         progress(Tick(str(target), 0, "models"))
         run, report = harvest_dbt(
-            store, target, snowflake_account=settings.identity.snowflake_account,
-            namespace=settings.dbt.namespace, column_lineage=settings.dbt.column_lineage,
-        )  # fmt: skip
+            store,
+            target,
+            snowflake_account=settings.identity.snowflake_account,
+            namespace=settings.dbt.namespace,
+            column_lineage=settings.dbt.column_lineage,
+        )
         progress(Tick(str(target), report.counts.get("models", 0), "models"))
-        return [HarvestReport(
-            run.id, SYSTEM, run.scope, run.status, run.counts, run.watermark,
-            [*run.warnings, *report.problems], [], summary(target, run, report),
-        )]  # fmt: skip
+        return [
+            HarvestReport(
+                run.id,
+                SYSTEM,
+                run.scope,
+                run.status,
+                run.counts,
+                run.watermark,
+                [*run.warnings, *report.problems],
+                [],
+                summary(target, run, report),
+            )
+        ]
 
 
 def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:

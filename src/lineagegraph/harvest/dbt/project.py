@@ -137,8 +137,10 @@ class Project:
                 f"({defect}); the manifest's are used"
             )
         declared = self.nodes[unique_id].get("columns") or {}
-        return [self.naming.column(str(c.get("name") or k), quoted=bool(c.get("quote")))
-                for k, c in declared.items()]  # fmt: skip
+        return [
+            self.naming.column(str(c.get("name") or k), quoted=bool(c.get("quote")))
+            for k, c in declared.items()
+        ]
 
     def items(self) -> Iterator[Item]:
         """Every asset and its columns first, then transformations, flows and column feeds."""
@@ -146,8 +148,14 @@ class Project:
             node = self.nodes[unique_id]
             kind = str(node.get("resource_type"))
             self.report.add(kind + "s")
-            yield Asset(urn, "Table", identity.system_of(urn), identity.name_of(urn), self.at,
-                        _props(unique_id, node))  # fmt: skip
+            yield Asset(
+                urn,
+                "Table",
+                identity.system_of(urn),
+                identity.name_of(urn),
+                self.at,
+                _props(unique_id, node),
+            )
             for name in self.columns(unique_id):
                 try:
                     column = identity.column_urn(urn, name)
@@ -165,8 +173,16 @@ class Project:
         reads = [self.urns[u] for u in self.upstream(unique_id)]
         job = identity.dbt_transformation_urn(self.artifacts.project, unique_id)
         run_id, run_at = self._runs.get(unique_id, (self._invocation, self.at))
-        yield Transformation(job, SYSTEM, str(node.get("name") or unique_id), run_id, run_at,
-                             None, tuple(reads), (urn,))  # fmt: skip
+        yield Transformation(
+            job,
+            SYSTEM,
+            str(node.get("name") or unique_id),
+            run_id,
+            run_at,
+            None,
+            tuple(reads),
+            (urn,),
+        )
         for source in reads:
             yield Flow(source, urn, run_at, job)
         if self.column_lineage:

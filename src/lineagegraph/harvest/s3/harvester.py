@@ -144,9 +144,16 @@ def harvest_s3(
     ]
     with harvest_run(store, SYSTEM, run_scope_label(scopes)) as (run, _):
         report = scan_and_settle(
-            store, run, settings, tasks, scopes, now_ms(), endpoint,
-            allow_mass_delete=allow_mass_delete, progress=progress,
-        )  # fmt: skip
+            store,
+            run,
+            settings,
+            tasks,
+            scopes,
+            now_ms(),
+            endpoint,
+            allow_mass_delete=allow_mass_delete,
+            progress=progress,
+        )
     return finished(report, run)
 
 
@@ -183,9 +190,16 @@ def summary(report: S3Report) -> str:
 def harvest_report(report: S3Report) -> HarvestReport:
     """The S3 report as every source reports."""
     return HarvestReport(
-        report.run_id, SYSTEM, report.scope, report.status, report.counts, report.watermark,
-        report.warnings, report.errors, summary(report),
-    )  # fmt: skip
+        report.run_id,
+        SYSTEM,
+        report.scope,
+        report.status,
+        report.counts,
+        report.watermark,
+        report.warnings,
+        report.errors,
+        summary(report),
+    )
 
 
 def ticks(source: str, progress: Progress) -> ScanProgress:
@@ -219,9 +233,13 @@ class S3Harvester:
         reports = []
         for bucket in buckets:
             report = harvest_s3(
-                store, settings, bucket, prefixes, allow_mass_delete=self.allow_mass_delete,
+                store,
+                settings,
+                bucket,
+                prefixes,
+                allow_mass_delete=self.allow_mass_delete,
                 progress=ticks(f"s3://{bucket}", progress),
-            )  # fmt: skip
+            )
             reports.append(harvest_report(report))
         return reports
 
@@ -255,9 +273,16 @@ def harvest_s3_inventory(
     with harvest_run(store, SYSTEM, scope.url) as (run, _):
         run.counts["inventory_files"] = len(manifest.files)
         report = scan_and_settle(
-            store, run, settings, tasks, [scope], manifest.created, endpoint_of(client),
-            allow_mass_delete=allow_mass_delete, progress=progress,
-        )  # fmt: skip
+            store,
+            run,
+            settings,
+            tasks,
+            [scope],
+            manifest.created,
+            endpoint_of(client),
+            allow_mass_delete=allow_mass_delete,
+            progress=progress,
+        )
     return finished(report, run)
 
 
@@ -285,10 +310,15 @@ def harvest_s3_inventory_spark(
         )
         per_dataset = found.by_class()
         rows = [
-            {"urn": urn, "system": SYSTEM, "name": name_of(urn), "seen": manifest.created,
-             "props": {"bucket": manifest.source_bucket}}
+            {
+                "urn": urn,
+                "system": SYSTEM,
+                "name": name_of(urn),
+                "seen": manifest.created,
+                "props": {"bucket": manifest.source_bucket},
+            }
             for urn in per_dataset
-        ]  # fmt: skip
+        ]
         datasets = store.write_batches("merge_datasets", rows, ("urn",))
         if found.objects:  # after its datasets: a file's PART_OF matches its dataset
             kept = [obj for _, obj in found.objects]
@@ -304,8 +334,9 @@ def harvest_s3_inventory_spark(
         run.counts["inventory_files"] = len(manifest.files)
         run.counts["datasets"] += datasets
         run.watermark = manifest.created
-    stats = ScanStats(found.counters["objects"], found.counters["bytes"],
-                      found.counters["folder_markers"])  # fmt: skip
+    stats = ScanStats(
+        found.counters["objects"], found.counters["bytes"], found.counters["folder_markers"]
+    )
     return S3Report(run.id, run.scope, run.status, stats, datasets=run.counts["datasets"])
 
 
@@ -332,8 +363,9 @@ class S3InventoryHarvester:
             raise ConfigError("give the inventory report's manifest.json (--manifest)")
         if self.spark_master:
             if self.allow_mass_delete:
-                raise ConfigError("--allow-mass-delete has no effect with --spark: it deletes "
-                                  "nothing")  # fmt: skip
+                raise ConfigError(
+                    "--allow-mass-delete has no effect with --spark: it deletes nothing"
+                )
             spark = spark_session(self.spark_master)
             try:
                 report = harvest_s3_inventory_spark(
@@ -343,7 +375,11 @@ class S3InventoryHarvester:
                 spark.stop()
         else:
             report = harvest_s3_inventory(
-                store, settings, self.manifest, self.prefix,
-                allow_mass_delete=self.allow_mass_delete, progress=ticks(self.manifest, progress),
-            )  # fmt: skip
+                store,
+                settings,
+                self.manifest,
+                self.prefix,
+                allow_mass_delete=self.allow_mass_delete,
+                progress=ticks(self.manifest, progress),
+            )
         return [harvest_report(report)]

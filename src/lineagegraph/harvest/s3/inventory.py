@@ -127,8 +127,11 @@ def _get(client: BaseClient, bucket: str, key: str, endpoint: str) -> bytes:
 def _validate(url: str, data: Any) -> Manifest:
     if not isinstance(data, dict):
         raise HarvestError(f"manifest {url} is not a JSON object")
-    missing = [k for k in ("sourceBucket", "destinationBucket", "fileFormat", "files",
-                           "creationTimestamp") if k not in data]  # fmt: skip
+    missing = [
+        k
+        for k in ("sourceBucket", "destinationBucket", "fileFormat", "files", "creationTimestamp")
+        if k not in data
+    ]
     if missing:
         raise HarvestError(
             f"manifest {url} lacks {', '.join(missing)}: not an S3 Inventory manifest"
@@ -159,8 +162,9 @@ def _validate(url: str, data: Any) -> Manifest:
             "file needs key, size and MD5checksum"
         ) from None
     destination = str(data["destinationBucket"]).removeprefix("arn:aws:s3:::")
-    return Manifest(url, str(data["sourceBucket"]), destination, created, file_format, columns,
-                    files)  # fmt: skip
+    return Manifest(
+        url, str(data["sourceBucket"]), destination, created, file_format, columns, files
+    )
 
 
 def check_data_files(client: BaseClient, manifest: Manifest, parallelism: int) -> None:
@@ -401,8 +405,16 @@ def _parquet_rows(path: Path, where: str, batch_size: int) -> Iterator[tuple[int
         raise HarvestError(
             f"reading the Parquet inventory {where} needs pyarrow: pip install pyarrow"
         ) from None
-    wanted = ("bucket", "key", "size", "last_modified_date", "storage_class",
-              "intelligent_tiering_access_tier", "is_latest", "is_delete_marker")  # fmt: skip
+    wanted = (
+        "bucket",
+        "key",
+        "size",
+        "last_modified_date",
+        "storage_class",
+        "intelligent_tiering_access_tier",
+        "is_latest",
+        "is_delete_marker",
+    )
     number = 0
     try:
         parquet = pq.ParquetFile(path)

@@ -51,8 +51,10 @@ class InventoryTallies:
         """Objects and bytes per dataset and storage class, roll-ups and objects kept one by
         one together: the :Dataset counters."""
         per: Rollups = {}
-        counted = [(dataset, storage_class, t.objects, t.bytes)
-                   for (dataset, storage_class, _, _), t in self.rollups.items()]  # fmt: skip
+        counted = [
+            (dataset, storage_class, t.objects, t.bytes)
+            for (dataset, storage_class, _, _), t in self.rollups.items()
+        ]
         counted += [(dataset, obj.storage_class, 1, obj.size) for dataset, obj in self.objects]
         for dataset, storage_class, objects, size in counted:
             o, b = per.setdefault(dataset, {}).get(storage_class, (0, 0))

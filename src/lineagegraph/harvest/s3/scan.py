@@ -149,8 +149,11 @@ class FileWriter:
             self.stats.bytes += obj.size
             dataset = self._dataset_of(bucket, obj.key)
             if dataset not in self._written and dataset not in self._datasets:
-                self._datasets[dataset] = {"urn": dataset, "name": name_of(dataset),
-                                           "seen": page.seen}  # fmt: skip
+                self._datasets[dataset] = {
+                    "urn": dataset,
+                    "name": name_of(dataset),
+                    "seen": page.seen,
+                }
             urn = s3_file_urn(bucket, obj.key)
             self._files[urn] = {
                 "urn": urn, "dataset": dataset, "name": name_of(urn), "size": obj.size,

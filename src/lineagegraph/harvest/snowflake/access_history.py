@@ -349,10 +349,11 @@ class _RowContext:
         if found is None:
             return [], False
         datasets = [
-            urn for urn, entry in direct
+            urn
+            for urn, entry in direct
             if _lower(entry.get("objectDomain")) == STAGE_DOMAIN
             and not urn.startswith("snowflake://")  # a placeholder: no file columns known
-        ]  # fmt: skip
+        ]
         return _distinct(datasets), found.group(1).upper() == "CASE_SENSITIVE"
 
     def _column_feeds(
@@ -421,9 +422,10 @@ class _RowContext:
         datasets, case_sensitive = copied
         for dataset in datasets:
             same = [
-                known for known in self.c.dataset_columns(dataset)
+                known
+                for known in self.c.dataset_columns(dataset)
                 if (known == name if case_sensitive else known.upper() == name.upper())
-            ]  # fmt: skip
+            ]
             if len(same) != 1:
                 self.c.counts["copy_columns_unmatched"] += 1
                 continue

@@ -559,7 +559,16 @@ class SnowflakeHarvester:
             report = harvest(store, settings, connection, progress=rows)
         finally:
             connection.close()
-        return [HarvestReport(
-            report.run_id, SYSTEM, report.scope, report.status, report.counts, report.watermark,
-            warnings(report), [], summary(report),
-        )]  # fmt: skip
+        return [
+            HarvestReport(
+                report.run_id,
+                SYSTEM,
+                report.scope,
+                report.status,
+                report.counts,
+                report.watermark,
+                warnings(report),
+                [],
+                summary(report),
+            )
+        ]

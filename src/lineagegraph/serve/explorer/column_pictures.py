@@ -53,9 +53,15 @@ class Columns:
 
 
 def columns(
-    store: GraphStore, settings: Settings, name: str, side: pictures.Side, depth: int,
-    include_deleted: bool, expanded: Sequence[str] = (), by_system: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+    store: GraphStore,
+    settings: Settings,
+    name: str,
+    side: pictures.Side,
+    depth: int,
+    include_deleted: bool,
+    expanded: Sequence[str] = (),
+    by_system: bool = False,
+) -> dict[str, Any]:
     """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
     ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns)."""
     view = pictures.lineage_view(store, settings, name, side, depth, include_deleted, expanded)
@@ -63,8 +69,9 @@ def columns(
     found = columns_on(store, view, include_deleted)
     result = pictures.answer(view, by_system, draw=lambda shown: to_svg(shown, found))
     result["columns"] = [{"urn": u, "name": n, "asset": a} for a, u, n in found.order()]
-    result["column_edges"] = [{"from": a, "to": b, "via": list(via)}
-                              for (a, b), via in sorted(found.feeds.items())]  # fmt: skip
+    result["column_edges"] = [
+        {"from": a, "to": b, "via": list(via)} for (a, b), via in sorted(found.feeds.items())
+    ]
     return result
 
 
@@ -76,8 +83,11 @@ def columns_on(store: GraphStore, view: View, include_deleted: bool) -> Columns:
     on_picture = {r["urn"] for r in rows}
     params = {"frontier": sorted(on_picture), "include_deleted": include_deleted}
     step = store.read("lineage_column_downstream_step", params)
-    feeds = {(r["reached_from"], r["urn"]): tuple(sorted(r["via"] or ()))
-             for r in step if r["urn"] in on_picture}  # fmt: skip
+    feeds = {
+        (r["reached_from"], r["urn"]): tuple(sorted(r["via"] or ()))
+        for r in step
+        if r["urn"] in on_picture
+    }
     linked = {u for pair in feeds for u in pair}
     by_asset: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for r in rows:
@@ -95,8 +105,9 @@ def columns_on(store: GraphStore, view: View, include_deleted: bool) -> Columns:
 
 def _heights(view: View, found: Columns) -> dict[str, float]:
     rows = {a: len(cols) + (1 if found.more.get(a) else 0) for a, cols in found.listed.items()}
-    return {n.urn: NODE_H + (ROW_H * rows[n.urn] + FOOT_H if rows.get(n.urn) else 0)
-            for n in view.nodes}  # fmt: skip
+    return {
+        n.urn: NODE_H + (ROW_H * rows[n.urn] + FOOT_H if rows.get(n.urn) else 0) for n in view.nodes
+    }
 
 
 def column_layout(view: View, found: Columns) -> dict[str, tuple[float, float]]:
@@ -162,6 +173,8 @@ def _rows(found: Columns, asset: str, x: float, y: float, index: dict[str, int])
     more = found.more.get(asset, 0)
     if more:
         ry = top + ROW_H * len(found.listed[asset]) + 13
-        parts.append(f'<text x="{x + 12:.0f}" y="{ry:.0f}" font-size="11" fill="#444">'
-                     f"… {more} more column(s)</text>")  # fmt: skip
+        parts.append(
+            f'<text x="{x + 12:.0f}" y="{ry:.0f}" font-size="11" fill="#444">'
+            f"… {more} more column(s)</text>"
+        )
     return parts

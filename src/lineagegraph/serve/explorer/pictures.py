@@ -33,18 +33,29 @@ def suggest(store: GraphStore, text: str) -> list[str]:
 
 
 def graph(
-    store: GraphStore, settings: Settings, name: str, side: Side, depth: int,
-    include_deleted: bool, expanded: Sequence[str] = (), by_system: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+    store: GraphStore,
+    settings: Settings,
+    name: str,
+    side: Side,
+    depth: int,
+    include_deleted: bool,
+    expanded: Sequence[str] = (),
+    by_system: bool = False,
+) -> dict[str, Any]:
     """The picture of `name`'s lineage (see `lineage_view`)."""
     view = lineage_view(store, settings, name, side, depth, include_deleted, expanded)
     return answer(view, by_system)
 
 
 def lineage_view(
-    store: GraphStore, settings: Settings, name: str, side: Side, depth: int,
-    include_deleted: bool, expanded: Sequence[str] = (),
-) -> View:  # fmt: skip
+    store: GraphStore,
+    settings: Settings,
+    name: str,
+    side: Side,
+    depth: int,
+    include_deleted: bool,
+    expanded: Sequence[str] = (),
+) -> View:
     """`name`'s lineage, plus one hop both ways around each expanded node that is on it (a
     transformation is not an asset and has no lineage of its own to grow)."""
     urn = lineage.resolve(store, settings, name)
@@ -92,12 +103,18 @@ def _union(base: View, more: Sequence[tuple[View, int]]) -> View:
 
 
 def paths(
-    store: GraphStore, settings: Settings, source: str, target: str, depth: int,
-    include_deleted: bool, by_system: bool = False,
-) -> dict[str, Any]:  # fmt: skip
+    store: GraphStore,
+    settings: Settings,
+    source: str,
+    target: str,
+    depth: int,
+    include_deleted: bool,
+    by_system: bool = False,
+) -> dict[str, Any]:
     """The picture of every path from `source` to `target` (the CLI's `path`)."""
-    asked = answers.path(store, settings, source, target, depth=depth,
-                         include_deleted=include_deleted)  # fmt: skip
+    asked = answers.path(
+        store, settings, source, target, depth=depth, include_deleted=include_deleted
+    )
     found = asked.answer
     view = paths_view(found.paths, asked.start, asked.end)
     notes = list(found.notes) or ([] if found.paths else [f"no path within {depth} hops"])
@@ -119,16 +136,32 @@ def answer(
     legend = (
         [{"label": q, "colour": c} for q, c in QUALITY_COLOURS.items()]
         if by_quality
-        else [{"label": s or "?", "colour": colour(s or None)}
-              for s in sorted({n.system or "" for n in shown.nodes})]
-    )  # fmt: skip
+        else [
+            {"label": s or "?", "colour": colour(s or None)}
+            for s in sorted({n.system or "" for n in shown.nodes})
+        ]
+    )
     nodes = [
-        {"urn": n.urn, "name": n.name, "system": n.system, "kind": n.kind, "level": n.level,
-         "start": n.start, "deleted": n.deleted, "quality": n.quality}
+        {
+            "urn": n.urn,
+            "name": n.name,
+            "system": n.system,
+            "kind": n.kind,
+            "level": n.level,
+            "start": n.start,
+            "deleted": n.deleted,
+            "quality": n.quality,
+        }
         for n in shown.nodes
-    ]  # fmt: skip
-    return {"title": shown.title, "note": shown.note, "svg": draw(shown),
-            "nodes": nodes, "edges": len(shown.edges), "legend": legend}  # fmt: skip
+    ]
+    return {
+        "title": shown.title,
+        "note": shown.note,
+        "svg": draw(shown),
+        "nodes": nodes,
+        "edges": len(shown.edges),
+        "legend": legend,
+    }
 
 
 def asset(store: GraphStore, settings: Settings, name: str) -> dict[str, Any]:

@@ -37,8 +37,12 @@ DEFAULT_DEPTH = 3
 
 def _file(name: str) -> Response:
     body = (resources.files("lineagegraph.serve") / "static" / name).read_bytes()
-    headers = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-               "Referrer-Policy": "no-referrer", "Cache-Control": "no-cache"}  # fmt: skip
+    headers = {
+        "Content-Security-Policy": CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
     return Response(body, media_type=STATIC[name], headers=headers)
 
 
@@ -75,8 +79,9 @@ async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
     settings = request.app.state.service.settings
     side = request.query_params.get("direction", "both")
     if side not in pictures.SIDES:
-        return error(400, f"direction must be one of {', '.join(pictures.SIDES)} "
-                          f"(got {side[:40]!r})")  # fmt: skip
+        return error(
+            400, f"direction must be one of {', '.join(pictures.SIDES)} (got {side[:40]!r})"
+        )
     expanded = request.query_params.getlist("expand")
     try:
         name = text_param(request, "name")
@@ -86,8 +91,9 @@ async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
         return error(exc.status, str(exc))
     if len(expanded) > pictures.MAX_EXPANDED:
         return error(400, f"at most {pictures.MAX_EXPANDED} expand parameters")
-    return await answer(request, question, settings, name, side, depth, deleted, expanded,
-                        _by_system(request))  # fmt: skip
+    return await answer(
+        request, question, settings, name, side, depth, deleted, expanded, _by_system(request)
+    )
 
 
 async def path(request: Request) -> Response:
@@ -96,8 +102,9 @@ async def path(request: Request) -> Response:
         source, target, depth, deleted = path_params(request)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await answer(request, pictures.paths, settings, source, target, depth, deleted,
-                        _by_system(request))  # fmt: skip
+    return await answer(
+        request, pictures.paths, settings, source, target, depth, deleted, _by_system(request)
+    )
 
 
 def _by_system(request: Request) -> bool:
