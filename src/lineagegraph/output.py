@@ -68,12 +68,12 @@ def _cell(value: Any) -> str:
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
-def _visible(text: str) -> str:
+def visible(text: str) -> str:
     """Text for a terminal: control characters (a name may hold any) shown as `\\x1b` rather
     than sent, so a name can neither break a table's lines nor drive the terminal with an
     escape sequence. Machine formats (JSON, CSV) keep names exactly.
 
-    >>> _visible("a\\tb\\x1b[31m")
+    >>> visible("a\\tb\\x1b[31m")
     'a\\\\x09b\\\\x1b[31m'
     """
     if text.isprintable():  # nearly every value: no search at all
@@ -182,7 +182,7 @@ def _table(
     """Aligned columns (numbers to the right). A table wider than `width` wraps its long
     headers (at `_`); a value is never broken across lines (names are what people copy):
     only if the table still does not fit are the widest text values cut in the middle."""
-    cells = [[_visible(v if type(v) is str else _cell(v)) for v in row] for row in rows]
+    cells = [[visible(v if type(v) is str else _cell(v)) for v in row] for row in rows]
     numeric = [
         name in right_aligned or _numeric([row[i] for row in rows])
         for i, name in enumerate(columns)

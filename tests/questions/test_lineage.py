@@ -364,6 +364,41 @@ def test_resolve_takes_a_urn_with_whitespace_at_its_ends_exactly(
     assert lineage.resolve(graph, settings, " s3://lake/Q1\n") == "s3://lake/Q1"
 
 
+def test_resolve_column_takes_names_with_whitespace_at_their_ends_exactly(
+    graph: GraphStore, settings: Settings
+) -> None:
+    """As for assets: `x #ID ` is the column `ID ` of the asset `x `, beside `ID` of `x`."""
+    writer = GraphWriter(graph)
+    for asset, column in (("s3://lake/Q1 ", "ID "), ("s3://lake/Q1", "ID")):
+        writer.add_all(
+            [
+                Asset(asset, "Dataset", "s3", name_of(asset), T0),
+                Column(column_urn(asset, column), asset, column, T0),
+            ]
+        )
+    writer.flush()
+    assert lineage.resolve_column(graph, settings, "s3://lake/Q1 #ID ") == "s3://lake/Q1 #ID "
+    assert lineage.resolve_column(graph, settings, "s3://lake/Q1#ID") == "s3://lake/Q1#ID"
+    assert lineage.resolve_column(graph, settings, " s3://lake/Q1#ID\n") == "s3://lake/Q1#ID"
+
+
+def test_suggestions_show_control_characters_instead_of_sending_them(
+    graph: GraphStore, settings: Settings
+) -> None:
+    """A suggested name holding ESC or a newline must neither drive the terminal nor break
+    the message's lines; the suggestions themselves stay exact."""
+    urns = ["s3://lake/orders\x1b[31m", "s3://lake/orders\nx"]
+    writer = GraphWriter(graph)
+    writer.add_all(Asset(u, "Dataset", "s3", name_of(u), T0) for u in urns)
+    writer.flush()
+    with pytest.raises(AssetNotFound) as caught:
+        lineage.resolve(graph, settings, "s3://lake/ordrs")
+    assert set(urns) <= set(caught.value.suggestions)
+    message = str(caught.value)
+    assert "\x1b" not in message and "s3://lake/orders\\x1b[31m" in message
+    assert "s3://lake/orders\\x0ax" in message
+
+
 def test_resolve_ambiguous_name_lists_them(graph: GraphStore, settings: Settings) -> None:
     with pytest.raises(AssetNotFound, match="names several assets") as caught:
         lineage.resolve(graph, settings, "orders")

@@ -30,6 +30,7 @@ from lineagegraph.identity import (
     snowflake_urn,
     split_column_urn,
 )
+from lineagegraph.output import visible
 from lineagegraph.questions.quality import asset_quality
 from lineagegraph.settings import Settings
 from lineagegraph.store_check import require_assets
@@ -65,7 +66,10 @@ class AssetNotFound(NotFound):
     def __init__(self, message: str, suggestions: Iterable[str] = ()) -> None:
         self.suggestions = list(suggestions)
         if self.suggestions:
-            message += "; did you mean:\n" + "\n".join(f"  {s}" for s in self.suggestions)
+            # one line each, shown as a terminal table shows names (control characters as
+            # \x1b): `suggestions` keep them exactly
+            lines = "\n".join(f"  {visible(s)}" for s in self.suggestions)
+            message += "; did you mean:\n" + lines
         super().__init__(message)
 
 
@@ -262,13 +266,14 @@ def resolve_column(store: GraphStore, settings: Settings, text: str) -> str:
     """The urn of a column typed as `{asset}#{column}`, the asset part resolved as in
     `resolve`."""
     try:
-        asset_text, column = split_column_urn(text.strip())
+        asset_text, column = split_column_urn(text)  # any name is data: ends kept, as resolve
     except IdentityError:
         raise UsageError(
-            f"{text!r} is not a column: write ASSET#COLUMN, e.g. db.schema.orders#ID"
+            f"{text!r} is not a column: write ASSET#COLUMN, "
+            "e.g. ANALYTICS.MARTS.DAILY_ACTIVE#REVENUE"
         ) from None
     asset = resolve(store, settings, asset_text)
-    names = [column, column.upper(), column.lower()]
+    names = [column, column.strip(), column.upper(), column.lower()]
     urns = [column_urn(asset, name) for name in dict.fromkeys(names)]
     found = _details(store, "column", urns)
     for urn in urns:
