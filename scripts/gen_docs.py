@@ -71,7 +71,15 @@ def help_text(path: tuple[str, ...], command: click.Command) -> str:
     formatter = click.HelpFormatter(width=WIDTH, max_width=WIDTH)
     command.format_usage(ctx, formatter)
     command.format_help_text(ctx, formatter)
-    click.Command.format_options(command, ctx, formatter)  # options only: commands below
+    # click keeps the help option of the first context that asked for it (one made without
+    # the CLI's settings, as a test may, has no -h): this page makes its own, then puts the
+    # cached one back.
+    cached = getattr(command, "_help_option", None)
+    command._help_option = None  # type: ignore[attr-defined]
+    try:
+        click.Command.format_options(command, ctx, formatter)  # options only: commands below
+    finally:
+        command._help_option = cached  # type: ignore[attr-defined]
     if isinstance(command, click.Group) and command.commands:
         rows = [
             (name, sub.get_short_help_str(WIDTH - 30))
