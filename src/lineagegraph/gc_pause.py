@@ -3,9 +3,9 @@
 A 10,000,000-object lake's orphan report reads a reply of 200,000 rows (each value a small
 list of its own) and builds as many report rows; none of these objects is in a reference
 cycle. The collector starts after every few hundred new containers, and as the objects pile
-up its full passes re-scan all of them again and again: about a quarter of the report's
-Python time and two thirds of reading the reply, measured. Objects are still freed as soon
-as nothing refers to them; the collector resumes afterwards.
+up its full passes re-scan all of them again and again, a large share of the report's Python
+time (figures: docs/benchmarks.md). Objects are still freed as soon as nothing refers to
+them; the collector resumes afterwards.
 """
 
 from __future__ import annotations

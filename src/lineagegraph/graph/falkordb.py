@@ -87,8 +87,8 @@ class FalkorDBStore(GraphStore):
         self, name: str, params: dict[str, Any] | None = None, *, plain: bool = False
     ) -> list[dict[str, Any]]:
         """`plain`: the server's verbose reply, whose strings, integers and nulls arrive as they
-        are (a compact reply wraps each value in a list with its type: 200,000 rows of 13
-        values took 8x the client's CPU, measured)."""
+        are; a compact reply wraps each value in a list with its type, which costs the client
+        most of its time on a report's large replies (figures: docs/benchmarks.md)."""
         query = self._encode(statement(name), params)
         return self._run(RO_QUERY_CMD, query, compact=not plain).records()
 

@@ -1,7 +1,7 @@
 """A fast path for the common shape of dbt SQL: SELECTs over tables, CTEs and subqueries.
 
-sqlglot's `lineage` qualifies the whole query and walks a graph per output column (~7 ms for a
-10-column, 3-table model); a dbt project of thousands of models needs far less. This module
+sqlglot's `lineage` qualifies the whole query and walks a graph per output column, too slow
+for a dbt project of thousands of models (figures: docs/benchmarks.md). This module
 reads the parsed tree directly: each projection's column references, resolved through table
 aliases, CTEs and subqueries, down to the relations read. Anything it does not handle exactly
 (set operations, table functions, scalar subqueries, a column it cannot place) returns None,
