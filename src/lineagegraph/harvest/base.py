@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from lineagegraph.graph.base import GraphStore
+    from lineagegraph.pipeline import HarvestRun
     from lineagegraph.settings import Settings
 
 # The :HarvestRun counts that are nodes and edges written, for summaries.
@@ -52,6 +53,23 @@ class HarvestReport:
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     summary: str = ""
+
+    @classmethod
+    def of_run(
+        cls, run: HarvestRun, problems: list[str], errors: list[str], summary: str
+    ) -> HarvestReport:
+        """The report of a run recorded through `pipeline.harvest_run`: its warnings first."""
+        return cls(
+            run.id,
+            run.system,
+            run.scope,
+            run.status,
+            run.counts,
+            run.watermark,
+            [*run.warnings, *problems],
+            errors,
+            summary,
+        )
 
     @property
     def ok(self) -> bool:

@@ -745,16 +745,6 @@ class OpenLineageHarvester:
                 else []
             )
             reports.append(
-                HarvestReport(
-                    run.id,
-                    SYSTEM,
-                    run.scope,
-                    run.status,
-                    run.counts,
-                    run.watermark,
-                    [*run.warnings, *report.problems],
-                    errors,
-                    summary(path, run, report),
-                )
+                HarvestReport.of_run(run, report.problems, errors, summary(path, run, report))
             )
         return reports

@@ -176,17 +176,4 @@ class SparkHarvester:
             f"{directory}: {report.files} files, {report.actions} actions, "
             f"{report.failures} failed actions; run {run.id}: {run.status}"
         )
-        warnings = [*run.warnings, *report.problems]
-        return [
-            HarvestReport(
-                run.id,
-                run.system,
-                run.scope,
-                run.status,
-                run.counts,
-                run.watermark,
-                warnings,
-                [],
-                line,
-            )
-        ]
+        return [HarvestReport.of_run(run, report.problems, [], line)]

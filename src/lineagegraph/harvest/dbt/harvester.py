@@ -117,19 +117,7 @@ class DbtHarvester:
             column_lineage=settings.dbt.column_lineage,
         )
         progress(Tick(str(target), report.counts.get("models", 0), "models"))
-        return [
-            HarvestReport(
-                run.id,
-                SYSTEM,
-                run.scope,
-                run.status,
-                run.counts,
-                run.watermark,
-                [*run.warnings, *report.problems],
-                [],
-                summary(target, run, report),
-            )
-        ]
+        return [HarvestReport.of_run(run, report.problems, [], summary(target, run, report))]
 
 
 def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
