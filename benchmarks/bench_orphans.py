@@ -70,12 +70,10 @@ from lineagegraph.graph.store import GraphStore, chunks, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key, s3_file_urn
 from lineagegraph.model import Asset, Flow, Item, Transformation
-from lineagegraph.reports.options import DAY_MS, Kind, ReportOptions
+from lineagegraph.reports.options import DAY_MS, Kind, build_options
 from lineagegraph.reports.orphans import run_report
 from lineagegraph.reports.presentation import Report
-from lineagegraph.settings import GraphSettings
-from lineagegraph.values.globs import exclusion_globs
-from lineagegraph.values.pricing import default_price_table, load_prices
+from lineagegraph.settings import GraphSettings, ReportSettings
 
 AS_OF = 1_719_792_000_000  # 2024-07-01T00:00:00Z
 BUCKETS = 10
@@ -254,18 +252,8 @@ class Timer:
 
 
 def report(store: GraphStore, kind: Kind, buckets: tuple[str, ...] = ()) -> Report:
-    return run_report(
-        store,
-        ReportOptions(
-            kind=kind,
-            as_of=AS_OF,
-            lookback_days=90,
-            excludes=exclusion_globs(),
-            prices=load_prices(),
-            price_table=default_price_table(),
-            buckets=buckets,
-        ),
-    )
+    options = build_options(ReportSettings(), kind, as_of=AS_OF, buckets=buckets)
+    return run_report(store, options)
 
 
 def per_object(store: GraphStore, bucket: str) -> tuple[int, int]:

@@ -81,12 +81,12 @@ from lineagegraph.harvest.s3.inventory_spark import (
 from lineagegraph.harvest.s3.scan import Scope
 from lineagegraph.identity import name_of, s3_dataset_urn_for_key
 from lineagegraph.model import Transformation
-from lineagegraph.reports.options import DAY_MS, Kind, ReportOptions
+from lineagegraph.reports.options import DAY_MS, Kind, build_options
 from lineagegraph.reports.orphans import run_report
 from lineagegraph.reports.presentation import Report
-from lineagegraph.settings import GraphSettings, Settings
+from lineagegraph.settings import GraphSettings, ReportSettings, Settings
 from lineagegraph.values.globs import exclusion_globs
-from lineagegraph.values.pricing import Tally, default_price_table, load_prices
+from lineagegraph.values.pricing import Tally
 
 CREATED = 1_719_792_000_000  # 2024-07-01: the inventory's time
 AS_OF = CREATED + DAY_MS
@@ -164,18 +164,8 @@ def read_every_third_dataset(store: GraphStore, source: str, rows: int) -> None:
 
 
 def report(store: GraphStore, kind: Kind, bucket: str) -> Report:
-    return run_report(
-        store,
-        ReportOptions(
-            kind=kind,
-            as_of=AS_OF,
-            lookback_days=90,
-            excludes=exclusion_globs(),
-            prices=load_prices(),
-            price_table=default_price_table(),
-            buckets=[bucket],
-        ),
-    )
+    options = build_options(ReportSettings(), kind, as_of=AS_OF, buckets=[bucket])
+    return run_report(store, options)
 
 
 def expected_orphans(rows: int) -> tuple[int, int, int]:

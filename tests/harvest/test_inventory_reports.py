@@ -31,9 +31,10 @@ from lineagegraph.harvest.s3.harvester import (
 )
 from lineagegraph.identity import name_of
 from lineagegraph.model import Asset, Flow, Transformation
-from lineagegraph.reports.options import DAY_MS, GROUPINGS, ReportOptions
+from lineagegraph.reports.options import DAY_MS, GROUPINGS, ReportOptions, build_options
 from lineagegraph.reports.orphans import run_report
 from lineagegraph.reports.presentation import Report
+from lineagegraph.settings import ReportSettings
 from lineagegraph.values.globs import exclusion_globs
 from lineagegraph.values.pricing import SMALL_OBJECT_BYTES, default_price_table, load_prices
 
@@ -98,21 +99,10 @@ def write_lineage(store: GraphStore, bucket: str) -> None:
 def report(
     store: GraphStore, buckets: Sequence[str], kind: Any, by: str, sort: str = "cost"
 ) -> Report:
-    return run_report(
-        store,
-        ReportOptions(
-            kind=kind,
-            as_of=AS_OF,
-            lookback_days=90,
-            excludes=exclusion_globs(),
-            prices=load_prices(),
-            price_table=default_price_table(),
-            buckets=buckets,
-            by=by,
-            top_n=100,
-            sort=sort,
-        ),
+    options = build_options(
+        ReportSettings(), kind, as_of=AS_OF, buckets=buckets, by=by, top=100, sort=sort
     )
+    return run_report(store, options)
 
 
 def counters(store: GraphStore, bucket: str, renames: dict[str, str]) -> dict[str, Any]:
