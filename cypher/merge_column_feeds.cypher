@@ -1,13 +1,20 @@
-// Column-level lineage. Rows: {src, dst, at, via: [transformation urn] or []}.
+// Column-level lineage. Rows: {src, dst, at, via: [transformation urn] or [],
+// masked_by: [function name] or []}.
+// `masked_by` collects the functions dst was computed through that carry no identity (SHA2,
+// MD5, a masking policy, COUNT); `plain` is true once any sighting copied the value without
+// one. Classifications stop at an edge with masked_by and no plain sighting.
 // Returns the rows written: one whose endpoint is not in the graph is left out (the writer
 // writes it again at the end of the run, then counts it as dropped).
 UNWIND $rows AS r
 MATCH (a:Column {urn: r.src})
 MATCH (b:Column {urn: r.dst})
 MERGE (a)-[e:FEEDS]->(b)
-ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.via = r.via
+ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.via = r.via, e.masked_by = r.masked_by,
+              e.plain = size(r.masked_by) = 0
 ON MATCH SET
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
+    e.masked_by = coalesce(e.masked_by, []) + [m IN r.masked_by WHERE NOT m IN coalesce(e.masked_by, [])],
+    e.plain = coalesce(e.plain, true) OR size(r.masked_by) = 0,
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
 RETURN count(*) AS written

@@ -66,6 +66,24 @@ class ColumnFeed:
     dst: str
     at: int
     via: str | None = None
+    masked_by: tuple[str, ...] = ()
+    """The functions `dst` is computed through that carry no identity (`SHA2`, `MD5`, a masking
+    policy, `COUNT`): empty for a plain copy. Classifications stop at an edge only masked."""
+
+
+@dataclass(frozen=True, slots=True)
+class TagFact:
+    """A classification stated on an asset or a column (`target`, its urn) by a source or by
+    hand: `key` or `key=value`, with where it came from. A fact, never a derived copy."""
+
+    target: str
+    key: str
+    value: str | None
+    source: str  # the system that stated it: snowflake, dbt, openlineage, manual, settings
+    by: str  # who or which run
+    at: int
+    reason: str | None = None
+    removed: bool = False  # the source or a person withdrew it at `at` (kept for history)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,4 +127,4 @@ class CheckResult:
     failures: int | None = None
 
 
-Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf | CheckResult
+Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf | CheckResult | TagFact

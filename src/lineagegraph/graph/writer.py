@@ -7,6 +7,7 @@ that is counted and named, never lost in silence.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any, NamedTuple
@@ -21,6 +22,7 @@ from lineagegraph.model import (
     Flow,
     Item,
     PartOf,
+    TagFact,
     Transformation,
 )
 
@@ -38,6 +40,7 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
     "merge_column_feeds": ("src", "dst"),
     "merge_part_of": ("file", "dataset"),
     "merge_checks": ("urn",),  # after the assets and columns they test
+    "merge_tags": ("urn",),  # after the assets and columns they tag
 }
 ASSET_STATEMENT = {"Table": "merge_tables", "Dataset": "merge_datasets", "File": "merge_files"}
 EXAMPLES = 3  # endpoints a warning names per kind of row
@@ -62,6 +65,7 @@ NEEDS: dict[str, Needs] = {
     "merge_column_feeds": Needs("column_feeds", {"src": "Column", "dst": "Column"}),
     "merge_part_of": Needs("part_of", {"file": "Asset", "dataset": "Asset"}),
     "merge_checks": Needs("checks", {"target": "Target"}),
+    "merge_tags": Needs("tags", {"target": "Target"}),
 }
 
 
@@ -216,7 +220,13 @@ def _rows(item: Item) -> Iterable[tuple[str, dict[str, Any]]]:
             via = [item.via] if item.via else []
             yield (
                 "merge_column_feeds",
-                {"src": item.src, "dst": item.dst, "at": item.at, "via": via},
+                {
+                    "src": item.src,
+                    "dst": item.dst,
+                    "at": item.at,
+                    "via": via,
+                    "masked_by": list(item.masked_by),
+                },
             )
         case PartOf():
             yield "merge_part_of", {"file": item.file, "dataset": item.dataset}
@@ -233,5 +243,20 @@ def _rows(item: Item) -> Iterable[tuple[str, dict[str, Any]]]:
                     "failures": item.failures,
                     "at": item.at,
                     "run_id": item.run_id,
+                },
+            )
+        case TagFact():
+            yield (
+                "merge_tags",
+                {
+                    "urn": json.dumps([item.source, item.key, item.target], ensure_ascii=False),
+                    "target": item.target,
+                    "key": item.key,
+                    "value": item.value,
+                    "source": item.source,
+                    "by": item.by,
+                    "at": item.at,
+                    "reason": item.reason,
+                    "removed": item.removed,
                 },
             )
