@@ -43,6 +43,9 @@ def test_counts_coverage_and_freshness(store: GraphStore) -> None:
         "Table": (1, 1, 1.0),
         "File": (3, 2, 0.6667),
     }
+    by_system = {c["system"]: (c["assets"], c["with_lineage"], c["share"])
+                 for c in fresh.coverage_by_system}  # fmt: skip
+    assert by_system == {"s3": (2, 1, 0.5), "snowflake": (1, 1, 1.0)}  # files are not counted
     assert [(f["system"], f["scope"], f["age_hours"], f["stale"]) for f in fresh.freshness] == [
         ("s3", "b", 2.0, False)
     ]

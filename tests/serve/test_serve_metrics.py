@@ -3,6 +3,7 @@ status` computes them), the events taken in and the request latency, behind the 
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import requests
+import yaml
 from prometheus_client.parser import text_string_to_metric_families
 from serve_fixtures import Server, client, run_event
 
@@ -26,7 +28,8 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def build_graph(data_dir: Path) -> None:
-    """Two S3 datasets (one with lineage) and a table; s3 harvested now, snowflake 48 h ago."""
+    """Two S3 datasets (one with lineage) and a table; s3 harvested now and failing since,
+    snowflake harvested 48 h ago."""
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         store.init_schema()
         writer = GraphWriter(store)
@@ -40,6 +43,8 @@ def build_graph(data_dir: Path) -> None:
         for system, scope in (("s3", "b"), ("snowflake", "a")):
             with harvest_run(store, system, scope):
                 pass
+        with pytest.raises(RuntimeError), harvest_run(store, "s3", "b"):
+            raise RuntimeError("the bucket's listing failed")  # s3 is failing since
         store.execute(
             "MATCH (h:HarvestRun {system: 'snowflake'}) SET h.finished = h.finished - $age",
             {"age": 48 * HOUR_MS},
@@ -74,6 +79,8 @@ def test_graph_facts_freshness_and_the_stale_flag(graph_server: Server) -> None:
     assert assets[(("kind", "Table"), ("state", "present"), ("system", "snowflake"))] == 1
     assert samples[("lineagegraph_lineage_coverage_ratio", (("kind", "Dataset"),))] == 0.5
     assert samples[("lineagegraph_lineage_coverage_ratio", (("kind", "Table"),))] == 1.0
+    assert samples[("lineagegraph_lineage_coverage", (("system", "s3"),))] == 0.5
+    assert samples[("lineagegraph_lineage_coverage", (("system", "snowflake"),))] == 1.0
     stale = {k[1]: v for k, v in samples.items() if k[0] == "lineagegraph_source_stale"}
     assert stale == {
         (("scope", "b"), ("system", "s3")): 0,
@@ -89,10 +96,32 @@ def test_graph_facts_freshness_and_the_stale_flag(graph_server: Server) -> None:
         last[(("scope", "a"), ("system", "snowflake"))],
     )
     assert round((s3 - sf) / 3600) == 48
+    failures = {
+        k[1]: v
+        for k, v in samples.items()
+        if k[0] == "lineagegraph_source_last_failure_timestamp_seconds"
+    }
+    assert list(failures) == [(("scope", "b"), ("system", "s3"))]
+    assert failures[(("scope", "b"), ("system", "s3"))] >= s3
     patient = scrape(graph_server, max_age_hours="72")
     assert {v for k, v in patient.items() if k[0] == "lineagegraph_source_stale"} == {0}
     bad = graph_server.get("/metrics", max_age_hours="soon")
     assert bad.status_code == 400 and "max_age_hours" in bad.json()["reason"]
+
+
+def test_the_shipped_prometheus_rules_name_only_metrics_serve_exposes(
+    graph_server: Server,
+) -> None:
+    rules = yaml.safe_load((Path(__file__).parents[2] / "config/prometheus/rules.yml").read_text())
+    named = {
+        name
+        for group in rules["groups"]
+        for rule in group["rules"]
+        for name in re.findall(r"lineagegraph_[a-z_]+", rule["expr"])
+    }
+    exposed = {name for name, _ in scrape(graph_server)}
+    assert len(named) == 7
+    assert named <= exposed, named - exposed
 
 
 def test_events_and_request_latency(graph_server: Server) -> None:

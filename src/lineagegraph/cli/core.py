@@ -116,6 +116,11 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
             [c["kind"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"] for c in facts.coverage
         ]
         click.echo(format_rows(["kind", "assets", "with lineage", "share"], rows, "table"))
+        rows = [
+            [c["system"], c["assets"], c["with_lineage"], f"{c['share']:.0%}"]
+            for c in facts.coverage_by_system
+        ]
+        click.echo(format_rows(["system", "assets", "with lineage", "share"], rows, "table"))
     if any(facts.quality.values()):
         click.echo(f"\ndata quality: {facts.failing_assets} failing asset(s) (fail or error)")
         rows = [[quality, count] for quality, count in facts.quality.items()]

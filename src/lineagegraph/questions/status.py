@@ -16,7 +16,11 @@ HOUR_MS = 3_600_000
 class Status:
     assets: list[dict[str, Any]]  # kind, system, assets, deleted
     coverage: list[dict[str, Any]]  # kind, assets, with_lineage, share
+    # system, assets, with_lineage, share: tables and datasets only (S3 objects would swamp
+    # their system's share; they are covered through their dataset, in `coverage`)
+    coverage_by_system: list[dict[str, Any]]
     freshness: list[dict[str, Any]]  # system, scope, last_success, age_hours, stale
+    failures: list[dict[str, Any]]  # system, scope, last_failure (a failed or partial harvest)
     runs: list[dict[str, Any]]  # the most recent harvest runs, dead `running` ones `abandoned`
     # assets with check results, by quality (lineagegraph.questions.quality), and those failing
     quality: dict[str, int] = field(default_factory=dict)
@@ -25,11 +29,8 @@ class Status:
 
 def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int) -> Status:
     """Counts, lineage coverage, and per-source freshness flagged past `max_age_hours`."""
-    coverage = store.read("status_coverage") + [
-        row for row in store.read("status_file_coverage") if row["assets"]
-    ]
-    for row in coverage:
-        row["share"] = round(row["with_lineage"] / row["assets"], 4) if row["assets"] else 0.0
+    assets = store.read("status_coverage")
+    files = [row for row in store.read("status_file_coverage") if row["assets"]]
     freshness = store.read("status_freshness")
     for row in freshness:
         row["age_hours"] = round((now_ms - row["last_success"]) / HOUR_MS, 1)
@@ -41,9 +42,29 @@ def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int
     quality = quality_counts(store)
     return Status(
         assets=store.read("status_assets"),
-        coverage=coverage,
+        coverage=_coverage(assets + files, "kind"),
+        coverage_by_system=_coverage(assets, "system"),
         freshness=freshness,
+        failures=store.read("status_failures"),
         runs=recent,
         quality=quality,
         failing_assets=sum(quality[q] for q in BLOCKING),
     )
+
+
+def _coverage(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+    """Rows of (kind, system, assets, with_lineage) summed by `by`, with the share covered."""
+    sums: dict[str, list[int]] = {}
+    for row in rows:
+        total = sums.setdefault(row[by] or "", [0, 0])
+        total[0] += row["assets"]
+        total[1] += row["with_lineage"]
+    return [
+        {
+            by: key,
+            "assets": n,
+            "with_lineage": covered,
+            "share": round(covered / n, 4) if n else 0.0,
+        }
+        for key, (n, covered) in sums.items()
+    ]

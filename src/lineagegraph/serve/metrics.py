@@ -135,6 +135,13 @@ class GraphFacts(Collector):
         )
         for row in self.facts.coverage:
             coverage.add_metric([row["kind"]], row["share"])
+        by_system = _gauge(
+            "lineage_coverage",
+            "Share of a system's present tables and datasets with any lineage",
+            ["system"],
+        )
+        for row in self.facts.coverage_by_system:
+            by_system.add_metric([row["system"]], row["share"])
         source = ["system", "scope"]
         last = _gauge(
             "source_last_success_timestamp_seconds", "A source's last good harvest", source
@@ -148,10 +155,18 @@ class GraphFacts(Collector):
             labels = [row["system"] or "", row["scope"] or ""]
             last.add_metric(labels, row["last_success"] / 1000)
             stale.add_metric(labels, 1 if row["stale"] else 0)
+        failed = _gauge(
+            "source_last_failure_timestamp_seconds",
+            "A source's last harvest that failed or was partial (failing while newer than its"
+            " last success)",
+            source,
+        )
+        for row in self.facts.failures:
+            failed.add_metric([row["system"] or "", row["scope"] or ""], row["last_failure"] / 1000)
         quality = _gauge("quality_assets", "Assets with check results, by quality", ["quality"])
         for name, count in sorted(self.facts.quality.items()):
             quality.add_metric([name], count)
-        yield from (assets, coverage, last, stale, quality)
+        yield from (assets, coverage, by_system, last, stale, failed, quality)
 
 
 def _gauge(name: str, documentation: str, labels: list[str]) -> GaugeMetricFamily:
