@@ -15,6 +15,7 @@ from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, TagFact
+from lineagegraph.questions.policy import check_policies
 from lineagegraph.questions.tags import Propagation, derive_all, derive_at
 from lineagegraph.settings import GraphSettings
 from lineagegraph.tags_settings import TagSettings
@@ -260,3 +261,59 @@ def test_cli_errors(run) -> None:  # type: ignore[no-untyped-def]
     assert empty.exit_code == 2 and "a tag is KEY or KEY=VALUE" in empty.output
     valued_block = run("tag", "RAW.PUBLIC.USERS#EMAIL", "pii=x", "--block")
     assert valued_block.exit_code == 2 and "a block names a KEY" in valued_block.output
+
+
+# --- policies -------------------------------------------------------------------------------
+
+POLICIES = [
+    {"name": "pii in raw and staging", "tag": "pii", "databases": ["RAW", "STG"]},
+    {"name": "pii in the vault", "tag": "pii=email", "buckets": ["vault"]},
+    {"name": "pii in the EU", "tag": "pii", "regions": ["eu-west-1"],
+     "storage_classes": ["GLACIER"], "not_tagged": ["exposure=public"]},
+]  # fmt: skip
+
+
+def test_policy_violations_name_the_path(users: GraphStore) -> None:
+    write(users, [fact(LAKE, "exposure=public")])
+    users.execute("MATCH (d:Dataset {urn: $u}) SET d.region = 'us-east-1'", {"u": LAKE}, write=True)
+    users.execute(
+        "MATCH (d:Dataset {urn: $u}) CREATE (:Asset:File {urn: $u + '/x', storage_class:"
+        " 'GLACIER'})-[:PART_OF]->(d)",
+        {"u": LAKE},
+        write=True,
+    )
+    answer = check_policies(users, TagSettings(policies=POLICIES))
+    found = {(v.policy, v.asset, v.rule, v.path) for v in answer.violations}
+    to_lake = (EMAIL, STG_EMAIL, LAKE)
+    assert found == {
+        ("pii in raw and staging", MART, "database MART not among RAW, STG",
+         (EMAIL, STG_EMAIL, MART_EMAIL)),
+        ("pii in the vault", LAKE, "bucket lake not among vault", to_lake),
+        ("pii in the EU", LAKE, "region us-east-1 not among eu-west-1", to_lake),
+        ("pii in the EU", LAKE, "storage class GLACIER", to_lake),
+        ("pii in the EU", LAKE, "reaches an asset tagged exposure=public", to_lake),
+    }  # fmt: skip
+    assert not answer.passed
+    one = check_policies(users, TagSettings(policies=POLICIES), STG)
+    assert one.passed and one.scope == STG
+    write(users, [fact(EMAIL, "pii=email", at=T0 + 1, removed=True)])
+    assert check_policies(users, TagSettings(policies=POLICIES)).passed
+
+
+def test_cli_check_policy(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "lineagegraph.toml"
+    config.write_text(
+        config.read_text()
+        + '[[tags.policies]]\nname = "pii stays in snowflake"\ntag = "pii"\nbuckets = []\n'
+    )
+    assert run("check", "--policy").exit_code == 0
+    run("tag", "RAW.PUBLIC.USERS#EMAIL", "pii=email")
+    failed = run("check", "--policy")
+    assert failed.exit_code == 8, failed.output
+    assert "FAILED: 1 violation(s)" in failed.output
+    assert f"{EMAIL} -> {STG_EMAIL} -> {LAKE}" in failed.output
+    assert "error: 1 policy violation(s); first: pii stays in snowflake" in failed.output
+    assert run("check", "--policy", "STG.PUBLIC.USERS").exit_code == 0
+    as_json = json.loads(run("check", "--policy", "--format", "json").stdout)
+    assert as_json["violations"][0]["path"] == [EMAIL, STG_EMAIL, LAKE]
+    assert run("check").exit_code == 2

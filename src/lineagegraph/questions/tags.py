@@ -44,8 +44,10 @@ BLOCK = "block"
 value the urn of the one source it blocks from (null: from every source)."""
 
 _CHUNK = 5000
-_UNREACHED, _ORIGIN = -2, -1
-_ASSET, _COLUMN_OF_UNKNOWN = -2, -1
+UNREACHED, _ORIGIN = -2, -1
+"""A node's predecessor in a Propagation: not reached by the tag, or an origin of it."""
+ASSET, _COLUMN_OF_UNKNOWN = -2, -1
+"""A node's asset_of in a LineageSlice: it is an asset, or a column of an asset not read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,7 @@ class LineageSlice:
 
     index: dict[str, int] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
-    asset_of: list[int] = field(default_factory=list)  # _ASSET for an asset
+    asset_of: list[int] = field(default_factory=list)  # ASSET for an asset
     feeds: list[list[int]] = field(default_factory=list)
     flows: list[list[int]] = field(default_factory=list)
     masked: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
@@ -121,7 +123,7 @@ class LineageSlice:
             i = len(self.names)
             self.index[urn] = i
             self.names.append(urn)
-            self.asset_of.append(_COLUMN_OF_UNKNOWN if column else _ASSET)
+            self.asset_of.append(_COLUMN_OF_UNKNOWN if column else ASSET)
             self.feeds.append([])
             self.flows.append([])
         if column and asset is not None and self.asset_of[i] == _COLUMN_OF_UNKNOWN:
@@ -129,7 +131,7 @@ class LineageSlice:
         return i
 
     def is_column(self, i: int) -> bool:
-        return self.asset_of[i] != _ASSET
+        return self.asset_of[i] != ASSET
 
     def add_feed(self, src: int, dst: int, masks: Iterable[str]) -> None:
         masks = tuple(masks)
@@ -285,7 +287,7 @@ def slice_facts(store: GraphStore, settings: TagSettings, piece: LineageSlice) -
 @dataclass
 class Propagation:
     """The result of deriving every tag over a slice: per (key, value), each node's
-    predecessor towards its nearest origin (`_ORIGIN` at an origin, `_UNREACHED` elsewhere)
+    predecessor towards its nearest origin (`_ORIGIN` at an origin, `UNREACHED` elsewhere)
     and which origin; and every stop."""
 
     piece: LineageSlice
@@ -314,14 +316,18 @@ class Propagation:
         for g, pred in enumerate(self.pred):
             if pred[node] < 0 or self.groups[g] in own:
                 continue
-            path = [node]
-            while pred[path[-1]] >= 0:
-                path.append(pred[path[-1]])
-            urns = tuple(self.piece.names[i] for i in reversed(path))
+            origin, urns = self.why(g, node)
             key, value = self.groups[g]
-            origin = self.origins[g][self.origin_of[g][node]]
             found.append(DerivedTag(urns[-1], key, value, origin, urns, len(urns) - 1))
         return highest(found, self.levels, own)
+
+    def why(self, group: int, node: int) -> tuple[TagOrigin, tuple[str, ...]]:
+        """The origin that brought the group's tag to `node` and the urns on the way."""
+        pred, path = self.pred[group], [node]
+        while pred[path[-1]] >= 0:
+            path.append(pred[path[-1]])
+        origin = self.origins[group][self.origin_of[group][node]]
+        return origin, tuple(self.piece.names[i] for i in reversed(path))
 
     def stops_into(self, nodes: Collection[int] | None = None) -> list[TagStop]:
         """The stops on edges into `nodes` (every stop when None)."""
@@ -386,12 +392,12 @@ def propagate(
     preds, origin_ofs, stops = [], [], []
     size = len(piece.names)
     for g, group in enumerate(groups):
-        pred = array("i", [_UNREACHED]) * size
+        pred = array("i", [UNREACHED]) * size
         origin_of = array("i", [0]) * size
         queue = []
         for o, origin in enumerate(by_group[group]):
             node = piece.index[origin.target]
-            if pred[node] == _UNREACHED:
+            if pred[node] == UNREACHED:
                 pred[node] = _ORIGIN
                 origin_of[node] = o
                 queue.append(node)
@@ -414,7 +420,7 @@ def _search(
     """Breadth-first from the queue's origins; `queue` grows as it is walked."""
     feeds, flows, asset_of = piece.feeds, piece.flows, piece.asset_of
     for u in queue:
-        if asset_of[u] == _ASSET:
+        if asset_of[u] == ASSET:
             edges: list[int] = flows[u]
             column = False
         else:
@@ -435,7 +441,7 @@ def _search(
                 why = blocked.get((u, v)) or blocked.get((-1, v)) or ""
             if why:
                 stops.append((group, u, v, why))
-            elif pred[v] == _UNREACHED:
+            elif pred[v] == UNREACHED:
                 pred[v] = u
                 origin_of[v] = origin_of[u]
                 queue.append(v)
@@ -447,7 +453,7 @@ def _search(
                 why = (blocked.get((a, b)) or blocked.get((-1, b)) or "") if blocked else ""
                 if why:
                     stops.append((group, u, b, why))
-                elif pred[b] == _UNREACHED:
+                elif pred[b] == UNREACHED:
                     pred[b] = u
                     origin_of[b] = origin_of[u]
                     queue.append(b)
