@@ -41,6 +41,8 @@ from lineagegraph.questions.answers import (
     traversal,
     upstream,
 )
+from lineagegraph.questions.tag_answers import TagsAnswer
+from lineagegraph.questions.tag_answers import tags_of as tags
 from lineagegraph.reports.options import build_options
 from lineagegraph.reports.orphans import run_report
 from lineagegraph.reports.presentation import Report
@@ -50,10 +52,12 @@ from lineagegraph.settings import load_settings as _load_settings
 __all__ = [
     "ColumnLineage", "ConfigError", "GraphStore", "HarvestError", "HarvestReport", "Harvester",
     "ImpactAnswer", "LineageGraphError", "Paths", "Progress", "QueryError", "Report", "Result",
-    "Settings", "SourceResult", "StoreError", "Tick", "Traversal", "check", "columns",
+    "Settings", "SourceResult", "StoreError", "TagsAnswer", "Tick", "Traversal", "check",
+    "columns",
     "cost_report",
     "downstream", "harvest_all", "harvest_source", "harvester", "harvesters", "impact",
-    "load_settings", "no_progress", "open_store", "orphans", "path", "traversal", "upstream",
+    "load_settings", "no_progress", "open_store", "orphans", "path", "tags", "traversal",
+    "upstream",
     "write_file",
 ]  # fmt: skip
 

@@ -66,3 +66,10 @@ class ChecksFailed(LineageGraphError):
     """`lineagegraph check`: the asset or something upstream of it has a failing check."""
 
     exit_code = 6
+
+
+class PolicyViolated(LineageGraphError):
+    """`lineagegraph check --policy`: a classification reached a place a [[tags.policies]]
+    entry forbids; the output lists each violation with the path that carried it there."""
+
+    exit_code = 8

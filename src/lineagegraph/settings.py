@@ -41,6 +41,7 @@ from lineagegraph.settings_base import (
     secret_values,
 )
 from lineagegraph.spark.settings import SparkSettings
+from lineagegraph.tags_settings import TagSettings
 
 __all__ = [
     "CONFIG_ENV",
@@ -57,6 +58,7 @@ __all__ = [
     "Settings",
     "SnowflakeSettings",
     "SparkSettings",
+    "TagSettings",
     "config_file",
     "http_url",
     "is_loopback",
@@ -192,6 +194,7 @@ class Settings(BaseSettings):
         "settings_model when it has one.",
     )
     serve: ServeSettings = Field(default_factory=ServeSettings)
+    tags: TagSettings = Field(default_factory=TagSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -18,6 +18,7 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     serve,  # serve
     snowflake,  # harvest snowflake
     spark,  # harvest spark, harvest openlineage
+    tags,  # tag, untag, tags
 )
 from lineagegraph.cli.app import cli
 from lineagegraph.cli.harvesting import harvest

@@ -6,13 +6,14 @@ import click
 
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.common import NAME_HELP, format_option, pass_app, read_store
-from lineagegraph.errors import ChecksFailed
+from lineagegraph.errors import ChecksFailed, PolicyViolated, UsageError
 from lineagegraph.questions import lineage
 from lineagegraph.questions.gate import failure_summary, quality_gate
+from lineagegraph.questions.policy import check_policies, summary
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("name", required=False)
 @click.option(
     "--depth",
     type=click.IntRange(1, lineage.MAX_DEPTH),
@@ -20,9 +21,15 @@ from lineagegraph.questions.gate import failure_summary, quality_gate
     show_default=True,
     help="How many hops upstream to look.",
 )
+@click.option(
+    "--policy",
+    is_flag=True,
+    help="Check the [[tags.policies]] of the settings instead: on NAME and its columns, or on "
+    "the whole graph without NAME; exit 8 on a violation.",
+)
 @format_option(["table", "json"], "table for people, json for programs.")
 @pass_app
-def check(app: App, name: str, depth: int, fmt: str) -> None:
+def check(app: App, name: str | None, depth: int, fmt: str, policy: bool) -> None:
     """Exit 6 when NAME, or anything upstream of it, has a failing data-quality check.
 
     The gate to put before a job that reads NAME. Looks at the latest result of every check
@@ -31,13 +38,28 @@ def check(app: App, name: str, depth: int, fmt: str) -> None:
     and named on stderr, and the exit code is 6. `warn` results are listed but pass. With no
     failing check the exit code is 0 and the output says so.
 
+    With --policy, the classification policies instead: exit 8 when a tag (own, or derived
+    along lineage) sits where a [[tags.policies]] entry forbids, each violation listed with
+    the path that carried the tag there (docs/classifications.md).
+
     NAME is {name_help}.
 
     \b
     Example (in a scheduler, before the job that reads the mart):
       lineagegraph check ANALYTICS.MARTS.DAILY_ACTIVE && run-the-report
       lineagegraph check s3://acme-raw/events --format json
+      lineagegraph check --policy
     """
+    if policy:
+        with read_store(app) as store:
+            urn = lineage.resolve(store, app.settings, name) if name is not None else None
+            verdict = check_policies(store, app.settings.tags, urn)
+        click.echo(verdict.render(fmt))
+        if not verdict.passed:
+            raise PolicyViolated(summary(verdict))
+        return
+    if name is None:
+        raise UsageError("check needs NAME (or --policy, which checks the whole graph without it)")
     with read_store(app) as store:
         urn = lineage.resolve(store, app.settings, name)
         answer = quality_gate(store, urn, depth=depth)

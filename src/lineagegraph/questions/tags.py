@@ -1,0 +1,492 @@
+"""Classifications along lineage: the tags a column or an asset carries, its own and those
+derived from upstream, each with its why (docs/classifications.md).
+
+Facts are `(:Tag)-[:TAGS]->` nodes written by harvesters and `lineagegraph tag` (newest
+statement wins, removal kept as a time), plus the [[tags.globs]] of settings, applied here.
+Derived tags are computed from facts and lineage on every question and never stored, so
+untagging an origin takes every derived copy with it: there is nothing to clean up.
+
+The rules (DESIGN: tags travel downstream only):
+- a column's tag follows FEEDS to the columns derived from it, and crosses FLOWS_TO from its
+  asset to an asset with no column lineage between the two (an unknown column mapping must not
+  lose a classification);
+- an asset's tag follows FLOWS_TO where there is no column lineage, or where some FEEDS edge
+  between the two assets copied a value plainly;
+- it stops at a FEEDS edge whose value was only ever masked (`masked_by`: SHA2, MD5, a masking
+  policy, COUNT), at an asset edge whose column lineage is all masked, and at an edge blocked
+  by hand (a `block` fact on the destination, for one key, from one source or from all); every
+  stop is reported with its reason;
+- each (key, value) travels on its own, so a node fed by several origins gets each tag; for
+  keys with ordered levels ([tags] levels) only the highest derived level is kept.
+
+The graph is read in batches of urns, level by level from the seeds (cypher/tags_*.cypher),
+into integer-indexed lists; the search itself is a breadth-first search in Python per
+(key, value), from all its origins at once, so every node is reached once per tag from its
+nearest origin, whose path is kept as a predecessor array.
+"""
+
+from __future__ import annotations
+
+import json
+from array import array
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lineagegraph.graph.store import GraphStore, chunks
+from lineagegraph.tags_settings import TagSettings, split_tag
+from lineagegraph.values.globs import glob_regex
+
+MANUAL = "manual"
+SETTINGS = "settings"
+BLOCK = "block"
+"""The source of a block fact: on the destination column or asset, key the tag it blocks,
+value the urn of the one source it blocks from (null: from every source)."""
+
+_CHUNK = 5000
+UNREACHED, _ORIGIN = -2, -1
+"""A node's predecessor in a Propagation: not reached by the tag, or an origin of it."""
+ASSET, _COLUMN_OF_UNKNOWN = -2, -1
+"""A node's asset_of in a LineageSlice: it is an asset, or a column of an asset not read."""
+
+
+@dataclass(frozen=True, slots=True)
+class TagOrigin:
+    """A classification as stated: by a source on a target (a fact), or by a settings glob."""
+
+    target: str
+    key: str
+    value: str | None
+    source: str
+    by: str | None = None
+    at: int | None = None
+    reason: str | None = None
+
+    @property
+    def tag(self) -> str:
+        return self.key if self.value is None else f"{self.key}={self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class DerivedTag:
+    """A tag a node carries because lineage brought it from `origin`: `path` the urns from the
+    origin's target to this one, `hops` its length in edges."""
+
+    target: str
+    key: str
+    value: str | None
+    origin: TagOrigin
+    path: tuple[str, ...]
+    hops: int
+
+    @property
+    def tag(self) -> str:
+        return self.key if self.value is None else f"{self.key}={self.value}"
+
+
+@dataclass(frozen=True, slots=True)
+class TagStop:
+    """Where a tag travelling from `origin` did not cross an edge, and why."""
+
+    key: str
+    value: str | None
+    origin: str
+    src: str
+    dst: str
+    reason: str
+
+
+# --- The slice of the graph a derivation runs on ------------------------------------------
+
+
+@dataclass
+class LineageSlice:
+    """Nodes (column and asset urns) as integers, with their out-edges. `feeds[u]` holds the
+    columns u feeds, `~v` for an edge only ever masked (its functions in `masked`); `flows[a]`
+    the assets a flows to, `~b` for an edge with column lineage (in `linked`: the masking
+    functions when no FEEDS edge between the two carries a value plainly, else ())."""
+
+    index: dict[str, int] = field(default_factory=dict)
+    names: list[str] = field(default_factory=list)
+    asset_of: list[int] = field(default_factory=list)  # ASSET for an asset
+    feeds: list[list[int]] = field(default_factory=list)
+    flows: list[list[int]] = field(default_factory=list)
+    masked: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
+    linked: dict[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
+    fed: set[int] = field(default_factory=set)  # columns whose FEEDS were read one way
+    flowed: set[int] = field(default_factory=set)  # assets whose FLOWS_TO were read one way
+
+    def node(self, urn: str, asset: str | None = None, *, column: bool) -> int:
+        """The integer of a urn, added when new; a column's asset recorded when known."""
+        i = self.index.get(urn)
+        if i is None:
+            i = len(self.names)
+            self.index[urn] = i
+            self.names.append(urn)
+            self.asset_of.append(_COLUMN_OF_UNKNOWN if column else ASSET)
+            self.feeds.append([])
+            self.flows.append([])
+        if column and asset is not None and self.asset_of[i] == _COLUMN_OF_UNKNOWN:
+            self.asset_of[i] = self.node(asset, column=False)
+        return i
+
+    def is_column(self, i: int) -> bool:
+        return self.asset_of[i] != ASSET
+
+    def add_feed(self, src: int, dst: int, masks: Iterable[str]) -> None:
+        masks = tuple(masks)
+        self.feeds[src].append(~dst if masks else dst)
+        if masks:
+            self.masked[src, dst] = masks
+
+    def add_flow(
+        self, src: int, dst: int, linked: int, carrying: int, masks: Iterable[str]
+    ) -> None:
+        if not linked:
+            self.flows[src].append(dst)
+            return
+        self.flows[src].append(~dst)
+        self.linked[src, dst] = () if carrying else tuple(masks)
+
+
+def _add_feed_rows(piece: LineageSlice, rows: Iterable[dict[str, Any]]) -> list[int]:
+    """Add FEEDS rows; returns the columns they name that were new."""
+    before = len(piece.names)
+    for row in rows:
+        src = piece.node(row["src"], row.get("src_asset"), column=True)
+        dst = piece.node(row["dst"], row.get("dst_asset"), column=True)
+        piece.add_feed(src, dst, row["masks"] or ())
+    return list(range(before, len(piece.names)))
+
+
+def _add_flow_rows(piece: LineageSlice, rows: Iterable[dict[str, Any]]) -> list[int]:
+    before = len(piece.names)
+    for row in rows:
+        src = piece.node(row["src"], column=False)
+        dst = piece.node(row["dst"], column=False)
+        piece.add_flow(src, dst, row["linked"], row["carrying"], row["masks"] or ())
+    return list(range(before, len(piece.names)))
+
+
+def _read(store: GraphStore, name: str, urns: list[str]) -> Iterator[dict[str, Any]]:
+    """A frontier statement over `urns` in chunks (read on several connections at once)."""
+    params = [{"frontier": chunk} for chunk in chunks(urns, _CHUNK)]
+    for rows in store.read_each(name, params):
+        yield from rows
+
+
+def _column_rows(rows: Iterable[dict[str, Any]], side: str) -> Iterator[dict[str, Any]]:
+    """tags_feeds_* rows with the asset they name put on the side it belongs to."""
+    for row in rows:
+        row[f"{side}_asset"] = row["asset"]
+        yield row
+
+
+def load_downstream(store: GraphStore, columns: Iterable[int], piece: LineageSlice) -> None:
+    """Read everything downstream of the slice's seed nodes (columns given, and every asset),
+    level by level: FEEDS out of columns, FLOWS_TO out of assets and of columns' assets."""
+    new = list(columns) + [i for i in range(len(piece.names)) if not piece.is_column(i)]
+    new += [piece.asset_of[i] for i in list(new) if piece.asset_of[i] >= 0]
+    while new:
+        cols = sorted({i for i in new if piece.is_column(i) and i not in piece.fed})
+        assets = {i for i in new if not piece.is_column(i)}
+        assets |= {piece.asset_of[i] for i in new if piece.asset_of[i] >= 0}
+        assets -= piece.flowed
+        piece.fed.update(cols)
+        piece.flowed.update(assets)
+        rows = _column_rows(_read(store, "tags_feeds_down", [piece.names[i] for i in cols]), "dst")
+        new = _add_feed_rows(piece, rows)
+        urns = [piece.names[i] for i in sorted(assets)]
+        new += _add_flow_rows(piece, _read(store, "tags_flows_down", urns))
+
+
+def load_upstream(store: GraphStore, piece: LineageSlice) -> None:
+    """Read everything that can bring a tag to the slice's seeds: FEEDS into columns, FLOWS_TO
+    into assets, and the columns of an asset flowing into one with no column lineage."""
+    new = list(range(len(piece.names)))
+    while new:
+        cols = sorted({i for i in new if piece.is_column(i) and i not in piece.fed})
+        assets = sorted({i for i in new if not piece.is_column(i) and i not in piece.flowed})
+        piece.fed.update(cols)
+        piece.flowed.update(assets)
+        rows = _column_rows(_read(store, "tags_feeds_up", [piece.names[i] for i in cols]), "src")
+        new = _add_feed_rows(piece, rows)
+        flows = list(_read(store, "tags_flows_up", [piece.names[i] for i in assets]))
+        new += _add_flow_rows(piece, flows)
+        open_sources = sorted({row["src"] for row in flows if not row["linked"]})
+        params = [{"urns": chunk} for chunk in chunks(open_sources, _CHUNK)]
+        for rows in store.read_each("tags_columns_of", params):
+            for row in rows:
+                before = len(piece.names)
+                i = piece.node(row["column"], row["asset"], column=True)
+                if i >= before:
+                    new.append(i)
+
+
+# --- Facts --------------------------------------------------------------------------------
+
+
+@dataclass
+class Facts:
+    """The tags stated (origins) and the blocks, as read for a derivation."""
+
+    origins: list[TagOrigin] = field(default_factory=list)
+    blocks: list[TagOrigin] = field(default_factory=list)
+    column_assets: dict[str, str] = field(default_factory=dict)  # an origin column's asset
+
+    def add(self, rows: Iterable[dict[str, Any]]) -> None:
+        for row in rows:
+            fact = TagOrigin(
+                row["target"], row["key"], row["value"], row["source"],
+                row["by"], row["at"], row["reason"],
+            )  # fmt: skip
+            (self.blocks if fact.source == BLOCK else self.origins).append(fact)
+            if row["asset"] is not None:
+                self.column_assets[fact.target] = row["asset"]
+
+
+def glob_origins(settings: TagSettings, urns: Iterable[str]) -> list[TagOrigin]:
+    """The tags [[tags.globs]] give the assets among `urns`."""
+    found = []
+    for urn in urns:
+        for glob in settings.globs:
+            if glob_regex(glob.pattern).fullmatch(urn):
+                key, value = split_tag(glob.tag)
+                reason = glob.reason or f"[[tags.globs]] {glob.pattern}"
+                found.append(TagOrigin(urn, key, value, SETTINGS, SETTINGS, None, reason))
+    return found
+
+
+def all_facts(store: GraphStore, settings: TagSettings) -> Facts:
+    """Every fact in the graph and every asset a settings glob tags."""
+    facts = Facts()
+    facts.add(store.read("tags_facts"))
+    candidates: set[str] = set()
+    for glob in settings.globs:
+        prefix = glob.pattern.split("*", 1)[0]
+        candidates.update(row["urn"] for row in store.read("tags_assets_under", {"prefix": prefix}))
+    facts.origins += glob_origins(settings, sorted(candidates))
+    return facts
+
+
+def slice_facts(store: GraphStore, settings: TagSettings, piece: LineageSlice) -> Facts:
+    """The facts on the slice's nodes, and the tags settings globs give its assets."""
+    facts = Facts()
+    columns = [urn for i, urn in enumerate(piece.names) if piece.is_column(i)]
+    assets = [urn for i, urn in enumerate(piece.names) if not piece.is_column(i)]
+    for name, urns in (("tags_facts_on_columns", columns), ("tags_facts_on_assets", assets)):
+        for rows in store.read_each(name, [{"urns": c} for c in chunks(urns, _CHUNK)]):
+            facts.add(rows)
+    facts.origins += glob_origins(settings, assets)
+    return facts
+
+
+# --- Derivation ---------------------------------------------------------------------------
+
+
+@dataclass
+class Propagation:
+    """The result of deriving every tag over a slice: per (key, value), each node's
+    predecessor towards its nearest origin (`_ORIGIN` at an origin, `UNREACHED` elsewhere)
+    and which origin; and every stop."""
+
+    piece: LineageSlice
+    groups: list[tuple[str, str | None]]
+    origins: list[list[TagOrigin]]  # per group, by index
+    pred: list[array[int]]
+    origin_of: list[array[int]]
+    stops: list[tuple[int, int, int, str]]  # (group, src, dst, reason)
+    levels: dict[str, list[str]]
+
+    def derived_count(self) -> int:
+        """How many (node, tag) pairs lineage derives, origins themselves not counted."""
+        return sum(sum(1 for p in pred if p >= 0) for pred in self.pred)
+
+    def own(self, node: int) -> list[TagOrigin]:
+        found = []
+        for g, pred in enumerate(self.pred):
+            if pred[node] == _ORIGIN:
+                found += [o for o in self.origins[g] if self.piece.index[o.target] == node]
+        return found
+
+    def derived(self, node: int) -> list[DerivedTag]:
+        """The tags derived at `node` not stated on it, highest level only for ordered keys."""
+        own = {(o.key, o.value) for o in self.own(node)}
+        found = []
+        for g, pred in enumerate(self.pred):
+            if pred[node] < 0 or self.groups[g] in own:
+                continue
+            origin, urns = self.why(g, node)
+            key, value = self.groups[g]
+            found.append(DerivedTag(urns[-1], key, value, origin, urns, len(urns) - 1))
+        return highest(found, self.levels, own)
+
+    def why(self, group: int, node: int) -> tuple[TagOrigin, tuple[str, ...]]:
+        """The origin that brought the group's tag to `node` and the urns on the way."""
+        pred, path = self.pred[group], [node]
+        while pred[path[-1]] >= 0:
+            path.append(pred[path[-1]])
+        origin = self.origins[group][self.origin_of[group][node]]
+        return origin, tuple(self.piece.names[i] for i in reversed(path))
+
+    def stops_into(self, nodes: Collection[int] | None = None) -> list[TagStop]:
+        """The stops on edges into `nodes` (every stop when None)."""
+        names = self.piece.names
+        return [
+            TagStop(*self.groups[g], self._origin_target(g, s), names[s], names[d], reason)
+            for g, s, d, reason in self.stops
+            if nodes is None or d in nodes
+        ]
+
+    def _origin_target(self, group: int, node: int) -> str:
+        return self.origins[group][self.origin_of[group][node]].target
+
+
+def highest(
+    found: list[DerivedTag], levels: dict[str, list[str]], own: Collection[tuple[str, Any]] = ()
+) -> list[DerivedTag]:
+    """For keys with ordered levels, the derived tags below the highest level present (own or
+    derived) left out; values not among the levels are kept."""
+    rank: dict[str, int] = {}
+    for key, value in [*own, *((d.key, d.value) for d in found)]:
+        order = levels.get(key)
+        if order and value in order:
+            rank[key] = max(rank.get(key, -1), order.index(value))
+    return [
+        d
+        for d in found
+        if d.key not in rank
+        or d.value not in levels[d.key]
+        or levels[d.key].index(d.value) >= rank[d.key]
+    ]
+
+
+Blocked = dict[tuple[int, int], str]
+
+
+def _blocks(piece: LineageSlice, blocks: Iterable[TagOrigin]) -> dict[str, Blocked]:
+    """Per key, the blocked edges as (src or -1 for every source, dst) with their reason."""
+    found: dict[str, Blocked] = {}
+    for block in blocks:
+        dst = piece.index.get(block.target)
+        if dst is None:
+            continue
+        src = -1 if block.value is None else piece.index.get(block.value)
+        if src is None:
+            continue
+        why = f"blocked by {block.by or 'hand'}" + (f": {block.reason}" if block.reason else "")
+        found.setdefault(block.key, {})[src, dst] = why
+    return found
+
+
+def propagate(
+    piece: LineageSlice, facts: Facts, levels: dict[str, list[str]] | None = None
+) -> Propagation:
+    """Every tag derived over the slice (see the module's rules)."""
+    by_group: dict[tuple[str, str | None], list[TagOrigin]] = {}
+    for origin in sorted(facts.origins, key=lambda o: (o.target, o.source, o.key, o.value or "")):
+        if origin.target in piece.index:
+            by_group.setdefault((origin.key, origin.value), []).append(origin)
+    blocks = _blocks(piece, facts.blocks)
+    groups = sorted(by_group, key=lambda k: (k[0], k[1] or ""))
+    preds, origin_ofs, stops = [], [], []
+    size = len(piece.names)
+    for g, group in enumerate(groups):
+        pred = array("i", [UNREACHED]) * size
+        origin_of = array("i", [0]) * size
+        queue = []
+        for o, origin in enumerate(by_group[group]):
+            node = piece.index[origin.target]
+            if pred[node] == UNREACHED:
+                pred[node] = _ORIGIN
+                origin_of[node] = o
+                queue.append(node)
+        _search(piece, queue, pred, origin_of, blocks.get(group[0], {}), stops, g)
+        preds.append(pred)
+        origin_ofs.append(origin_of)
+    origins = [by_group[g] for g in groups]
+    return Propagation(piece, groups, origins, preds, origin_ofs, stops, levels or {})
+
+
+def _search(
+    piece: LineageSlice,
+    queue: list[int],
+    pred: array[int],
+    origin_of: array[int],
+    blocked: dict[tuple[int, int], str],
+    stops: list[tuple[int, int, int, str]],
+    group: int,
+) -> None:
+    """Breadth-first from the queue's origins; `queue` grows as it is walked."""
+    feeds, flows, asset_of = piece.feeds, piece.flows, piece.asset_of
+    for u in queue:
+        if asset_of[u] == ASSET:
+            edges: list[int] = flows[u]
+            column = False
+        else:
+            edges = feeds[u]
+            column = True
+        for v in edges:
+            masked = v < 0
+            if masked:
+                v = ~v
+                if column:
+                    why = "masked by " + ", ".join(piece.masked[u, v])
+                else:
+                    masks = piece.linked[u, v]
+                    why = "every column feed masked by " + ", ".join(masks) if masks else ""
+            else:
+                why = ""
+            if not why and blocked:
+                why = blocked.get((u, v)) or blocked.get((-1, v)) or ""
+            if why:
+                stops.append((group, u, v, why))
+            elif pred[v] == UNREACHED:
+                pred[v] = u
+                origin_of[v] = origin_of[u]
+                queue.append(v)
+        if column and asset_of[u] >= 0:  # to assets fed with no column lineage
+            a = asset_of[u]
+            for b in flows[a]:
+                if b < 0:
+                    continue
+                why = (blocked.get((a, b)) or blocked.get((-1, b)) or "") if blocked else ""
+                if why:
+                    stops.append((group, u, b, why))
+                elif pred[b] == UNREACHED:
+                    pred[b] = u
+                    origin_of[b] = origin_of[u]
+                    queue.append(b)
+
+
+# --- Questions ----------------------------------------------------------------------------
+
+
+def derive_all(store: GraphStore, settings: TagSettings) -> Propagation:
+    """Every derived tag in the graph: the slice downstream of every origin, searched."""
+    facts = all_facts(store, settings)
+    piece = LineageSlice()
+    seeds = []
+    for origin in facts.origins:
+        asset = facts.column_assets.get(origin.target)
+        column = asset is not None
+        seeds.append(piece.node(origin.target, asset, column=column))
+    load_downstream(store, [i for i in seeds if piece.is_column(i)], piece)
+    return propagate(piece, facts, settings.levels)
+
+
+def derive_at(
+    store: GraphStore, settings: TagSettings, urns: Iterable[tuple[str, str | None]]
+) -> Propagation:
+    """The tags of the given nodes (urn, and the asset of a column or None for an asset):
+    the slice upstream of them, searched downstream."""
+    piece = LineageSlice()
+    for urn, asset in urns:
+        piece.node(urn, asset, column=asset is not None)
+    load_upstream(store, piece)
+    return propagate(piece, slice_facts(store, settings, piece), settings.levels)
+
+
+def fact_urn(source: str, key: str, target: str) -> str:
+    """The urn the writer gives a fact (graph/writer.py): one per source, key and target."""
+    return json.dumps([source, key, target], ensure_ascii=False)
