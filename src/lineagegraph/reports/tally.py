@@ -124,7 +124,8 @@ def hidden_records(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             yield {
                 "bucket": bucket_of(dataset), "dataset": dataset, "object": None,
                 "storage_class": f"{storage_class} ({HIDDEN_LABELS[kind]})",
-                "priced_as": storage_class, "status": HIDDEN, "harvested_as": "object",
+                "priced_as": storage_class, "status": HIDDEN, "hidden_kind": kind,
+                "harvested_as": "object",
                 "objects": tally["objects"], "bytes": tally.get("bytes", 0),
                 "small_objects": tally.get("small_objects", 0),
                 "small_bytes": tally.get("small_bytes", 0),
