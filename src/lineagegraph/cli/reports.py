@@ -1,7 +1,9 @@
-"""orphans and cost-report: the S3 storage nobody reads, and what S3 storage costs a month."""
+"""orphans, cost-report and recommend: the S3 storage nobody reads, what S3 storage costs a
+month, and the lifecycle rules that would save on it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -150,3 +152,140 @@ def cost_report(app: App, fmt: str, output: Path | None, **flags: Any) -> None:
       lineagegraph cost-report --bucket acme-raw --format csv -o s3-cost.csv
     """
     _report(app, "cost", fmt, output, **flags)
+
+
+@cli.command("recommend")
+@click.option(
+    "--as-of",
+    type=TimeParam(),
+    metavar="TIME",
+    help="End of the lookback window: 2024-06-30, 2024-06-30T12:00:00Z or epoch ms (default: now).",
+)
+@click.option(
+    "--lookback-days",
+    type=click.IntRange(min=1),
+    metavar="DAYS",
+    help="A prefix read or flowed from in this many days before --as-of gets no rule "
+    "(default: [reports] lookback_days, 90).",
+)
+@click.option("--bucket", multiple=True, help="Only this bucket. Repeatable.")
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="As the orphan report's: adds to the default and [reports] exclude. Repeatable.",
+)
+@click.option(
+    "--to",
+    "classes",
+    multiple=True,
+    metavar="CLASS",
+    help="Only consider transitions to this storage class (e.g. GLACIER_IR). Repeatable; "
+    "default: every class the price table gives a transition fee.",
+)
+@click.option(
+    "--expire",
+    "allow_expire",
+    is_flag=True,
+    help="Also consider expiring (deleting) the current objects of unread prefixes.",
+)
+@click.option(
+    "--transition-days",
+    type=click.IntRange(min=0),
+    default=30,
+    show_default=True,
+    help="Days after creation a rule transitions objects (S3 needs 30 for the IA classes).",
+)
+@click.option(
+    "--expire-days", type=click.IntRange(min=1), default=30, show_default=True,
+    help="Days after creation an --expire rule deletes objects.",
+)  # fmt: skip
+@click.option(
+    "--noncurrent-days", type=click.IntRange(min=1), default=30, show_default=True,
+    help="Days after a version stops being current that it expires.",
+)  # fmt: skip
+@click.option(
+    "--upload-days", type=click.IntRange(min=1), default=7, show_default=True,
+    help="Days after an incomplete multipart upload began that it is aborted.",
+)  # fmt: skip
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="table: for people, then per bucket the lifecycle JSON; json: everything, with exact "
+    "amounts as decimal strings (USD to 1e-9).",
+)
+@click.option(
+    "--apply",
+    "do_apply",
+    is_flag=True,
+    help="After printing them, put the merged lifecycle configurations on the buckets.",
+)
+@pass_app
+def recommend_command(app: App, fmt: str, do_apply: bool, **flags: Any) -> None:
+    """Lifecycle rules for S3 prefixes nothing consumed in the lookback window.
+
+    Per prefix (an S3 dataset with the datasets under it) that nobody read and nothing flowed
+    from: the transition to a colder class that saves the most (or, with --expire, expiry),
+    expiry of noncurrent versions and the abort of incomplete multipart uploads. Each with its
+    monthly saving from the price table, less transition request fees and minimum storage
+    duration charges, and the days it takes to pay back; one that costs more than it saves is
+    not recommended and the table says why. Per bucket, the exact lifecycle configuration JSON
+    that `aws s3api put-bucket-lifecycle-configuration` takes: the bucket's existing rules (read
+    with GetBucketLifecycleConfiguration) and the new ones. Nothing changes unless --apply is
+    given.
+
+    \b
+    Examples:
+      lineagegraph recommend --bucket acme-raw
+      lineagegraph recommend --to GLACIER_IR --to DEEP_ARCHIVE --format json
+      lineagegraph recommend --bucket acme-raw --apply
+    """
+    from lineagegraph.harvest.s3.client import make_client  # boto3: only when run
+    from lineagegraph.reports.recommend import (
+        Policy,
+        apply,
+        configurations,
+        document,
+        recommend,
+        table,
+    )
+
+    options = build_options(
+        app.settings.reports,
+        "cost",
+        as_of=flags["as_of"],
+        lookback_days=flags["lookback_days"],
+        exclude=flags["exclude"],
+        buckets=flags["bucket"],
+    )
+    policy = Policy(
+        classes=tuple(flags["classes"]),
+        allow_expire=flags["allow_expire"],
+        transition_days=flags["transition_days"],
+        expire_days=flags["expire_days"],
+        noncurrent_days=flags["noncurrent_days"],
+        upload_days=flags["upload_days"],
+    )
+    with read_store(app) as store:
+        found = recommend(store, options, policy)
+    client = make_client(app.settings.s3)
+    lifecycle = configurations(client, found)
+    if fmt == "json":
+        click.echo(document(found, lifecycle))
+    else:
+        click.echo(table(found, terminal_width()))
+        for bucket, configuration in lifecycle.items():
+            click.echo(
+                f"\naws s3api put-bucket-lifecycle-configuration --bucket {bucket} "
+                "--lifecycle-configuration file://lifecycle.json  # lifecycle.json:"
+            )
+            click.echo(json.dumps(configuration, indent=2, ensure_ascii=False))
+    if do_apply:
+        for bucket, configuration in lifecycle.items():
+            apply(client, bucket, configuration)
+            click.echo(
+                f"applied {len(configuration['Rules'])} lifecycle rules to {bucket}", err=True
+            )

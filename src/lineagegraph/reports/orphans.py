@@ -30,7 +30,10 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     records = usage_records(store, options)
     if not records:
         require_assets(store, "orphans_shapes", "S3 objects", "s3")
-    usages = [Usage.of(r["storage_class"], tally_of(r), options.prices) for r in records]
+    usages = [
+        Usage.of(r.get("priced_as") or r["storage_class"], tally_of(r), options.prices)
+        for r in records
+    ]
     costing = monthly_costs(usages, options.prices)
     key, denominator = GROUPINGS[options.by], costing.denominator
     parts = [Sums.of(r, u, c) for r, u, c in zip(records, usages, costing.numerators, strict=True)]

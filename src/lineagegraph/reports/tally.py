@@ -4,7 +4,8 @@ and their sums per report row."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -14,7 +15,17 @@ from lineagegraph.reports.options import ReportOptions
 from lineagegraph.values.pricing import SMALL_OBJECT_BYTES, Tally, Usage
 
 ORPHANED = "orphaned"
+HIDDEN = "hidden"  # status of a hidden cost's row: neither orphaned nor consumed
 ROLLUP = "rollup"  # harvested_as of a roll-up's row
+HIDDEN_LABELS = {
+    "noncurrent": "noncurrent versions",
+    "upload": "incomplete uploads",
+    "delete_marker": "delete markers",
+}
+"""How a hidden cost's row names itself after its class: `STANDARD (noncurrent versions)`."""
+_HIDDEN_KEY = re.compile(
+    r"hidden_(noncurrent|upload)_(small_objects|small_bytes|objects|bytes)_(.+)"
+)
 CHUNKS_PER_WORKER = 4
 MIN_DATASETS_PER_STATEMENT = 500
 MAX_DATASETS_PER_STATEMENT = 10_000
@@ -70,13 +81,56 @@ def usage_records(
     }
     size = per_statement or _chunk_size(len(datasets), store.reads_at_once)
     parts = [{**statement, "datasets": part} for part in chunks(datasets, size)]
-    return [
+    records = [
         row
         for shape, usage in (("objects", "orphans_usage"), ("rollups", "orphans_rollup_usage"))
         if shape in shapes
         for rows in store.read_each(usage, parts, plain=True)
         for row in rows
     ]
+    if options.kind == "cost":
+        urns = [
+            {"datasets": [d["dataset"] for d in part["datasets"]], "as_of": options.as_of}
+            for part in parts
+        ]
+        for rows in store.read_each("cost_hidden_usage", urns):
+            records += hidden_records(rows)
+    return records
+
+
+def hidden_records(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The rows of cost_hidden_usage as usage rows of their own: one per dataset, kind of
+    hidden cost and storage class, with status `hidden`, named `CLASS (what)` and priced as
+    CLASS (`priced_as`). Delete markers are billed as their keys' bytes at S3 Standard."""
+    for row in rows:
+        props, dataset = row["props"], row["dataset"]
+        found: dict[tuple[str, str], dict[str, int]] = {}
+        for name, value in props.items():
+            match = _HIDDEN_KEY.fullmatch(name)
+            if match and value:
+                kind, what, storage_class = match.groups()
+                found.setdefault((kind, storage_class), {})[what] = int(value)
+        markers = int(props.get("hidden_delete_markers") or 0)
+        if markers:
+            marker_bytes = int(props.get("hidden_delete_marker_bytes") or 0)
+            found["delete_marker", "STANDARD"] = {
+                "objects": markers, "bytes": marker_bytes,
+                "small_objects": markers, "small_bytes": marker_bytes,
+            }  # fmt: skip
+        for (kind, storage_class), tally in sorted(found.items()):
+            if not tally.get("objects"):
+                continue
+            oldest = props.get("hidden_upload_oldest") if kind == "upload" else None
+            yield {
+                "bucket": bucket_of(dataset), "dataset": dataset, "object": None,
+                "storage_class": f"{storage_class} ({HIDDEN_LABELS[kind]})",
+                "priced_as": storage_class, "status": HIDDEN, "hidden_kind": kind,
+                "harvested_as": "object",
+                "objects": tally["objects"], "bytes": tally.get("bytes", 0),
+                "small_objects": tally.get("small_objects", 0),
+                "small_bytes": tally.get("small_bytes", 0),
+                "oldest_modified": oldest, "newest_modified": None, "last_read": None,
+            }  # fmt: skip
 
 
 def _consumed_assets(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -56,6 +56,12 @@ class ClassPrice(_Strict):
     standard_overhead_bytes: int = Field(0, ge=0)
     monitoring_usd_per_1000_objects: Decimal = Field(Decimal(0), ge=0)
     monitoring_min_bytes: int = Field(0, ge=0)
+    transition_usd_per_1000_requests: Decimal | None = Field(
+        None, ge=0, description="Lifecycle transition into this class; none: not a target."
+    )
+    min_storage_days: int = Field(
+        0, ge=0, description="Storage shorter than this is billed as this long."
+    )
 
     @model_validator(mode="after")
     def _one_price(self) -> ClassPrice:

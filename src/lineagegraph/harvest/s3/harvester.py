@@ -25,7 +25,7 @@ from lineagegraph.harvest.s3.inventory_spark import (
     spark_session,
     write_inventory_rollups,
 )
-from lineagegraph.harvest.s3.listing import distinct_scopes, list_pages
+from lineagegraph.harvest.s3.listing import distinct_scopes, scope_pages, versioning
 from lineagegraph.harvest.s3.scan import (
     FileWriter,
     Page,
@@ -35,7 +35,7 @@ from lineagegraph.harvest.s3.scan import (
     Task,
     scan,
 )
-from lineagegraph.harvest.s3.settle import live_objects, settle, write_rollups
+from lineagegraph.harvest.s3.settle import live_objects, settle, write_hidden, write_rollups
 from lineagegraph.identity import name_of, s3_file_urn
 from lineagegraph.pipeline import HarvestRun, harvest_run, now_ms
 from lineagegraph.settings import Settings
@@ -80,9 +80,11 @@ def scan_and_settle(
     *,
     allow_mass_delete: bool,
     progress: ScanProgress | None,
+    hidden_known: bool = True,
 ) -> S3Report:
     """The body of a harvest run, shared by listing and S3 Inventory: scan, then soft-delete
-    and roll up. After Ctrl-C it returns at once with `interrupted` set and nothing deleted, so
+    and roll up, and store the hidden cost (unless `hidden_known` is false: versions could not
+    be listed). After Ctrl-C it returns at once with `interrupted` set and nothing deleted, so
     the run closes as 'partial' and the caller re-raises KeyboardInterrupt."""
     stats = ScanStats()
     writer = FileWriter(store, settings.identity.rules(), run, stats)
@@ -99,6 +101,8 @@ def scan_and_settle(
     report.errors = settle(
         store, scopes, failures, started, settings.s3, allow_mass_delete, run, previous
     )
+    if hidden_known and not failures:  # else the last complete scan's figures stand
+        write_hidden(store, scopes, writer.hidden, started)
     if stats.urn_clashes:
         report.warnings.append(
             f"{stats.urn_clashes:,} objects were not recorded because their urn, or their "
@@ -123,7 +127,10 @@ def harvest_s3(
     allow_mass_delete: bool = False,
     progress: ScanProgress | None = None,
 ) -> S3Report:
-    """List `bucket` (under each prefix, in parallel) into the graph as one :HarvestRun.
+    """List `bucket` (under each prefix, in parallel) into the graph as one :HarvestRun, with
+    its hidden cost: noncurrent versions and delete markers when the bucket keeps versions
+    (then listed with ListObjectVersions, else ListObjectsV2 as before), and incomplete
+    multipart uploads.
 
     The run is 'partial' with reasons in `errors` when a prefix failed or a mass delete was
     refused; Ctrl-C records a partial run and re-raises KeyboardInterrupt.
@@ -133,12 +140,13 @@ def harvest_s3(
     client = make_client(settings.s3)
     endpoint = endpoint_of(client)
     scopes = distinct_scopes(bucket, prefixes)
+    versioned, unknown = versioning(client, bucket)
     tasks = [
         Task(
             scope,
             f"listing {scope.url}",
             scope.prefix,
-            partial(list_pages, client, scope, settings.s3.page_size),
+            partial(scope_pages, client, scope, settings.s3.page_size, bool(versioned)),
         )
         for scope in scopes
     ]
@@ -153,7 +161,10 @@ def harvest_s3(
             endpoint,
             allow_mass_delete=allow_mass_delete,
             progress=progress,
+            hidden_known=unknown is None,
         )
+        if unknown and not report.errors:  # else the errors say what went wrong
+            report.warnings.append(unknown)
     return finished(report, run)
 
 

@@ -37,7 +37,14 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from lineagegraph.errors import HarvestError
 from lineagegraph.harvest.s3.client import describe_error, endpoint_of
-from lineagegraph.harvest.s3.scan import STANDARD, Page, S3Object
+from lineagegraph.harvest.s3.scan import (
+    DELETE_MARKER,
+    NONCURRENT,
+    STANDARD,
+    Hidden,
+    Page,
+    S3Object,
+)
 from lineagegraph.identity import IdentityError, decode_inventory_key
 
 FORMATS = ("CSV", "Parquet")
@@ -49,6 +56,9 @@ _TIER_NAMES = {  # the API's longer names (PutBucketIntelligentTieringConfigurat
 REQUIRED_FIELDS = ("bucket", "key", "size")
 REPORTED_ROWS = 5  # bad rows named in a data file's error; all are counted
 _CHUNK = 1 << 20
+_SKIPPED_AS = {NONCURRENT: "skipped_old_versions", DELETE_MARKER: "skipped_delete_markers"}
+"""Versions that are not current objects: skipped as objects (and counted so), kept as hidden
+cost."""
 _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
@@ -203,7 +213,8 @@ def data_file_pages(
 ) -> Generator[Page, None, None]:
     """The objects of one verified data file in pages, seen at the report's creation time.
 
-    Old versions, delete markers and keys outside `prefix` are skipped and counted. Bad rows
+    Keys outside `prefix` are skipped and counted; old versions and delete markers are counted
+    as skipped objects and carried as the page's hidden cost. Bad rows
     are skipped and counted too, and once the file is read a HarvestError names them, so the
     scope counts as incomplete; a file that cannot be read at all is counted as failed.
     """
@@ -213,6 +224,7 @@ def data_file_pages(
             path = Path(tmp) / "data"
             download_verified(client, manifest, data_file, path)
             objects: list[S3Object] = []
+            hidden: list[Hidden] = []
             skipped: Counter[str] = Counter()
             for item in _objects(path, manifest, data_file, prefix, page_size):
                 if isinstance(item, BadRow):
@@ -222,12 +234,16 @@ def data_file_pages(
                 if isinstance(item, str):
                     skipped[item] += 1
                     continue
-                objects.append(item)
-                if len(objects) >= page_size:
-                    yield Page(objects, manifest.created, dict(skipped))
-                    objects, skipped = [], Counter()
-            if objects or skipped:
-                yield Page(objects, manifest.created, dict(skipped))
+                if isinstance(item, Hidden):
+                    skipped[_SKIPPED_AS[item.kind]] += 1
+                    hidden.append(item)
+                else:
+                    objects.append(item)
+                if len(objects) + len(hidden) >= page_size:
+                    yield Page(objects, manifest.created, dict(skipped), hidden)
+                    objects, hidden, skipped = [], [], Counter()
+            if objects or hidden or skipped:
+                yield Page(objects, manifest.created, dict(skipped), hidden)
     except Exception:
         yield Page([], manifest.created, {"inventory_files_failed": 1})
         raise
@@ -271,9 +287,9 @@ class BadRow(ValueError):
 
 def _objects(
     path: Path, manifest: Manifest, data_file: DataFile, prefix: str, page_size: int
-) -> Iterator[S3Object | str | BadRow]:
-    """Each current object; for a row skipped on purpose the counter naming why; for a row
-    that cannot be read, a BadRow saying which and why."""
+) -> Iterator[S3Object | Hidden | str | BadRow]:
+    """Each current object, old version or delete marker; for a row skipped on purpose the
+    counter naming why; for a row that cannot be read, a BadRow saying which and why."""
     where = manifest.file_url(data_file)
     rows = (
         _csv_rows(path, manifest.columns, where)
@@ -289,11 +305,7 @@ def _objects(
             yield BadRow(f"row {number}: {exc}")
 
 
-def _object(row: dict[str, Any], manifest: Manifest, prefix: str) -> S3Object | str:
-    if row.get("is_latest") is False:
-        return "skipped_old_versions"
-    if row.get("is_delete_marker") is True:
-        return "skipped_delete_markers"
+def _object(row: dict[str, Any], manifest: Manifest, prefix: str) -> S3Object | Hidden | str:
     if row["bucket"] != manifest.source_bucket:
         raise BadRow(
             f"lists bucket {row['bucket']!r}, but manifest {manifest.url} is for "
@@ -304,10 +316,14 @@ def _object(row: dict[str, Any], manifest: Manifest, prefix: str) -> S3Object | 
         raise BadRow(f"Key {key!r} is not an object key")
     if not key.startswith(prefix):
         return "skipped_outside_prefix"
+    if row.get("is_delete_marker") is True:  # current or not: it has no size, only its key
+        return Hidden(DELETE_MARKER, key)
     size = row["size"]
     if type(size) is not int or size < 0:
         raise BadRow(f"Size {size!r} is not a number of bytes")
     storage_class = row.get("storage_class") or STANDARD
+    if row.get("is_latest") is False:
+        return Hidden(NONCURRENT, key, size, storage_class)
     return S3Object(
         key=key,
         size=size,
@@ -361,17 +377,18 @@ def _csv_row(fields: list[str], columns: tuple[str, ...]) -> dict[str, Any]:
     except IdentityError as exc:
         raise BadRow(str(exc)) from None
     size = raw["size"]
-    if not size.isdigit():  # isdigit: no sign, no spaces, no underscores
-        raise BadRow(f"Size {size!r} is not a number of bytes")
+    delete_marker = _flag(raw.get("is_delete_marker"))
+    if not size.isdigit() and not (delete_marker and not size):  # a delete marker has none
+        raise BadRow(f"Size {size!r} is not a number of bytes")  # isdigit: no sign, no spaces
     return {
         "bucket": raw["bucket"],
         "key": key,
-        "size": int(size),
+        "size": int(size or 0),
         "last_modified_date": _iso_ms(raw.get("last_modified_date")),
         "storage_class": raw.get("storage_class") or None,
         "intelligent_tiering_access_tier": raw.get("intelligent_tiering_access_tier") or None,
         "is_latest": _flag(raw.get("is_latest")),
-        "is_delete_marker": _flag(raw.get("is_delete_marker")),
+        "is_delete_marker": delete_marker,
     }
 
 

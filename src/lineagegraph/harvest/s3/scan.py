@@ -20,9 +20,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import queue
+import re
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from lineagegraph.identity import (
     s3_file_urn,
 )
 from lineagegraph.pipeline import HarvestRun
+from lineagegraph.values.pricing import SMALL_OBJECT_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -60,14 +62,81 @@ class S3Object:
     access_tier: str | None = None
 
 
+NONCURRENT = "noncurrent"
+DELETE_MARKER = "delete_marker"
+UPLOAD = "upload"
+
+
+@dataclass(frozen=True, slots=True)
+class Hidden:
+    """What S3 bills that is not a current object (docs/s3.md, "Hidden cost"): a noncurrent
+    version, a delete marker (billed as its key's UTF-8 bytes at Standard), or an incomplete
+    multipart upload (its parts' bytes, `parts` of them, begun at `initiated`, epoch ms)."""
+
+    kind: str  # NONCURRENT, DELETE_MARKER or UPLOAD
+    key: str
+    size: int = 0
+    storage_class: str = STANDARD
+    parts: int = 0
+    initiated: int | None = None
+
+
+_COUNTED_AS = {
+    NONCURRENT: "noncurrent_versions",
+    DELETE_MARKER: "delete_markers",
+    UPLOAD: "incomplete_uploads",
+}
+_CLASS_SAFE = re.compile(r"[^A-Za-z0-9_]")
+HIDDEN_PREFIX = "hidden_"
+"""Dataset properties holding hidden cost start with this (and only they do)."""
+HIDDEN_SEEN = "hidden_seen"
+
+
+def class_suffix(storage_class: str) -> str:
+    """The storage class as a property-name suffix: bytes_STANDARD_IA, objects_GLACIER."""
+    return _CLASS_SAFE.sub("_", storage_class)
+
+
+@dataclass
+class HiddenTallies:
+    """The hidden cost a scan met, per dataset, as the dataset properties that store it (flat
+    scalars: `hidden_noncurrent_bytes_STANDARD`, `hidden_delete_markers`, ...; see
+    cypher/cost_hidden_usage.cypher), and every dataset the scan touched (whose hidden cost the
+    scan vouches for: one it saw none of drops to none). Memory: a few counters per dataset."""
+
+    props: dict[str, Counter[str]] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
+
+    def add(self, dataset: str, item: Hidden) -> None:
+        counts = self.props.setdefault(dataset, Counter())
+        if item.kind == DELETE_MARKER:
+            counts["hidden_delete_markers"] += 1
+            counts["hidden_delete_marker_bytes"] += len(item.key.encode("utf-8", "surrogatepass"))
+            return
+        base, suffix = f"{HIDDEN_PREFIX}{item.kind}", class_suffix(item.storage_class)
+        counts[f"{base}_objects_{suffix}"] += 1
+        counts[f"{base}_bytes_{suffix}"] += item.size
+        if item.size < SMALL_OBJECT_BYTES:
+            counts[f"{base}_small_objects_{suffix}"] += 1
+            counts[f"{base}_small_bytes_{suffix}"] += item.size
+        if item.kind == UPLOAD:
+            counts[f"{base}_parts_{suffix}"] += item.parts
+            if item.initiated is not None:
+                oldest = f"{base}_oldest"
+                if oldest not in counts or item.initiated < counts[oldest]:
+                    counts[oldest] = item.initiated
+
+
 @dataclass(frozen=True, slots=True)
 class Page:
     """A batch of objects from one lister, `seen` at this time; `skipped` counts rows a reader
-    dropped on purpose (old versions, keys outside the prefix)."""
+    dropped on purpose (keys outside the prefix); `hidden` holds what the bucket bills beside
+    its current objects."""
 
     objects: list[S3Object]
     seen: int
     skipped: dict[str, int] = field(default_factory=dict)
+    hidden: list[Hidden] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +200,7 @@ class FileWriter:
         self._datasets: dict[str, dict[str, Any]] = {}
         self._written: OrderedDict[str, None] = OrderedDict()
         self._directories: dict[str, str] = {}
+        self.hidden = HiddenTallies()
 
     def add(self, bucket: str, page: Page) -> None:
         if bucket != self._bucket:
@@ -149,21 +219,29 @@ class FileWriter:
             self.stats.bytes += obj.size
             dataset = self._dataset_of(bucket, obj.key)
             if dataset not in self._written and dataset not in self._datasets:
-                self._datasets[dataset] = {
-                    "urn": dataset,
-                    "name": name_of(dataset),
-                    "seen": page.seen,
-                }
+                self._new_dataset(dataset, page.seen)
             urn = s3_file_urn(bucket, obj.key)
             self._files[urn] = {
                 "urn": urn, "dataset": dataset, "name": name_of(urn), "size": obj.size,
                 "storage_class": obj.storage_class, "last_modified": obj.last_modified,
                 "access_tier": obj.access_tier, "seen": page.seen,
             }  # fmt: skip
+        for item in page.hidden:
+            if item.kind == NONCURRENT and is_folder_marker(item.key, item.size):
+                continue
+            dataset = self._dataset_of(bucket, item.key)
+            if dataset not in self._written and dataset not in self._datasets:
+                self._new_dataset(dataset, page.seen)
+            self.hidden.add(dataset, item)
+            counts[_COUNTED_AS[item.kind]] += 1
         counts["objects"] = self.stats.objects
         counts["bytes"] = self.stats.bytes
         if len(self._files) >= self.store.batch_size:
             self.flush()
+
+    def _new_dataset(self, urn: str, seen: int) -> None:
+        self._datasets[urn] = {"urn": urn, "name": name_of(urn), "seen": seen}
+        self.hidden.touched.add(urn)
 
     def _dataset_of(self, bucket: str, key: str) -> str:
         # The dataset depends only on the key's directories: fold each directory once.

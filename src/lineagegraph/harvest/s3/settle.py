@@ -11,12 +11,17 @@ files afterwards, so they also count files outside the scanned prefix.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore, chunks
-from lineagegraph.harvest.s3.scan import Scope
+from lineagegraph.harvest.s3.scan import (
+    HIDDEN_PREFIX,
+    HIDDEN_SEEN,
+    HiddenTallies,
+    Scope,
+    class_suffix,
+)
 from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.pipeline import HarvestRun
 
@@ -107,13 +112,7 @@ def mass_delete_refusal(
 # --- dataset rollups -----------------------------------------------------------------------
 
 
-_CLASS_SAFE = re.compile(r"[^A-Za-z0-9_]")
 ROLLUP_KEY_PREFIXES = ("objects_", "bytes_")
-
-
-def class_suffix(storage_class: str) -> str:
-    """The storage class as a property-name suffix: bytes_STANDARD_IA, objects_GLACIER."""
-    return _CLASS_SAFE.sub("_", storage_class)
 
 
 def refresh_rollups(store: GraphStore, scope: Scope) -> int:
@@ -157,6 +156,35 @@ def write_rollups(store: GraphStore, rollups: dict[str, dict[str, tuple[int, int
                 props[f"bytes_{suffix}"] = props.get(f"bytes_{suffix}", 0) + size
             rows.append({"urn": urn, "props": props})
         store.write_batches("s3_set_dataset_rollup", rows, ("urn",))
+
+
+def write_hidden(
+    store: GraphStore, scopes: Sequence[Scope], tallies: HiddenTallies, seen: int
+) -> int:
+    """Store the hidden cost a complete scan found on its datasets, replacing what an earlier
+    scan stored: on a dataset the scan touched, or one under a scanned scope, hidden cost it no
+    longer found is removed (its properties set to null). So a rerun converges, and versions
+    expired or uploads aborted since disappear. Returns the datasets written."""
+    urns = set(tallies.touched) | set(tallies.props)
+    for scope in scopes:
+        rows = store.read("s3_scope_hidden_datasets", {"root": scope.url})
+        urns.update(row["dataset"] for row in rows)
+    written = 0
+    for page in chunks(sorted(urns), store.batch_size):
+        existing = {r["dataset"]: r["keys"] for r in store.read("s3_dataset_keys", {"urns": page})}
+        rows = []
+        for urn in page:
+            props: dict[str, int | None] = {
+                key: None for key in existing.get(urn, []) if key.startswith(HIDDEN_PREFIX)
+            }
+            found = tallies.props.get(urn)
+            if found:
+                props.update(found)
+                props[HIDDEN_SEEN] = seen
+            if props:
+                rows.append({"urn": urn, "props": props})
+        written += store.write_batches("s3_set_dataset_rollup", rows, ("urn",))
+    return written
 
 
 def live_objects(store: GraphStore, scope: Scope) -> int:
