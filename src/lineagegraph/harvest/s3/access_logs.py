@@ -102,7 +102,8 @@ class AccessLogParser:
         a failed GET). BadRecord says why a line is not an access log entry."""
         parts = line.split(" ", 9)
         if len(parts) < 10 or parts[2][:1] != "[" or parts[3][-1:] != "]":
-            raise BadRecord("not an S3 server access log line")
+            started = len(parts) > 2 and parts[2][:1] == "["  # the owner, the bucket, a time
+            raise BadRecord(CUT_SHORT if started else "not an S3 server access log line")
         status = _status(parts[9])
         operation = parts[7]
         if operation not in ACCESS_LOG_READS:
