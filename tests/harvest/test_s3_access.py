@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import gzip
 import os
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from access_log_fixtures import ROLE, access_line, cloudtrail_file, cloudtrail_record
 from botocore.client import BaseClient
@@ -17,7 +18,12 @@ from s3_fixtures import new_bucket, s3_settings
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.s3.access import harvest_s3_access
-from lineagegraph.settings import Settings
+from lineagegraph.harvest.s3.harvester import harvest_s3
+from lineagegraph.questions.lineage import impact
+from lineagegraph.reports.options import build_options
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import iso
+from lineagegraph.settings import ReportSettings, Settings
 
 DAY = 86_400_000
 T0 = 1_717_200_000_000  # 2024-06-01T00:00:00Z
@@ -139,3 +145,39 @@ def test_the_command_reads_a_directory_and_names_bad_lines(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert f"warning: {logs / 'x.log'}:2: not an S3 server access log line" in result.output
     assert "1 log files read (0 counted before), 1 reads by 1 readers" in result.output
+
+
+def test_a_prefix_only_a_role_reads_is_consumed_until_the_reads_stop_for_the_window(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str
+) -> None:
+    lake, logs = new_bucket(moto, "lake"), new_bucket(moto, "logs")
+    for key in ("raw/orders/dt=2024-06-01/a.parquet", "raw/clicks/b.json"):
+        moto.put_object(Bucket=lake, Key=key, Body=b"x" * 1000)
+    settings = s3_settings(moto_endpoint)
+    harvest_s3(store, settings, lake)
+    now = int(time.time() * 1000)
+    key = "raw/orders/dt=2024-06-01/a.parquet"
+    daily = [access_line(lake, key, now - d * DAY) for d in range(5)]  # a role, every day
+    moto.put_object(Bucket=logs, Key="s3/today", Body=log(daily))
+    harvest_s3_access(store, settings, f"s3://{logs}/s3/")
+
+    def report(kind: Literal["orphans", "cost"], as_of: int) -> dict[str, dict[str, Any]]:
+        options = build_options(ReportSettings(), kind, as_of=as_of, by="dataset")
+        found = run_report(store, options)
+        return {row[1]: dict(zip(found.columns, row, strict=True)) for row in found.rows}
+
+    orders, clicks = f"s3://{lake}/raw/orders", f"s3://{lake}/raw/clicks"
+    assert set(report("orphans", now + 1000)) == {clicks}
+    cost = report("cost", now + 1000)
+    assert cost[orders]["readers"] == ROLE and cost[orders]["orphaned_objects"] == 0
+    assert cost[orders]["last_read"] == iso(now)
+    assert cost[clicks]["readers"] is None
+
+    later = now + 91 * DAY  # no read for the whole lookback window: an orphan, its reader named
+    orphans = report("orphans", later)
+    assert set(orphans) == {clicks, orders}
+    assert (orphans[orders]["readers"], orphans[orders]["last_read"]) == (ROLE, iso(now))
+
+    affected = impact(store, orders)
+    reader = f"s3-access://{lake}/{ROLE}"
+    assert [(t.urn, t.system) for t in affected.transformations] == [(reader, "s3-access")]
