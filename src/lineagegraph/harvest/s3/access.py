@@ -53,64 +53,60 @@ class LogFile(NamedTuple):
     open: Callable[[], BinaryIO]
 
 
-@dataclass
-class Tally:
-    """Reads of one dataset by one principal: how many, the first and the last (epoch ms)."""
-
-    count: int
-    first: int
-    last: int
-
-
 class DatasetFolder:
     """Keys to the datasets they fold into, as an S3 listing folds them
     (identity.s3_dataset_urn_for_key), each directory worked out once."""
 
     def __init__(self, rules: FoldRules) -> None:
         self.rules = rules
-        self._datasets: dict[tuple[str, str], str] = {}
+        self.known: dict[tuple[str, str], str] = {}  # (bucket, directory) -> dataset urn
 
     def dataset_of(self, bucket: str, key: str) -> str:
-        directory = key.rpartition("/")[0]
-        urn = self._datasets.get((bucket, directory))
+        directory = key[: key.rfind("/") + 1]
+        urn = self.known.get((bucket, directory))
         if urn is None:
             urn = identity.s3_dataset_urn_for_key(bucket, key, self.rules)
-            if len(self._datasets) >= DIRECTORIES_KEPT:
-                self._datasets.clear()
-            self._datasets[bucket, directory] = urn
+            if len(self.known) >= DIRECTORIES_KEPT:
+                self.known.clear()
+            self.known[bucket, directory] = urn
         return urn
 
 
 class ReadTallies:
-    """Reads summed per (bucket, principal, dataset urn)."""
+    """Reads summed per (bucket, principal, dataset urn): [count, first, last] (a list: one is
+    updated per line)."""
 
     def __init__(self, folder: DatasetFolder) -> None:
         self.folder = folder
-        self.pairs: dict[tuple[str, str, str], Tally] = {}
+        self.pairs: dict[tuple[str, str, str], list[int]] = {}
         self.reads = 0
 
     def add(self, read: Read) -> None:
-        pair = (read.bucket, read.principal, self.folder.dataset_of(read.bucket, read.key))
+        bucket, key, principal, at = read
+        dataset = self.folder.known.get((bucket, key[: key.rfind("/") + 1]))
+        if dataset is None:
+            dataset = self.folder.dataset_of(bucket, key)
+        pair = (bucket, principal, dataset)
         tally = self.pairs.get(pair)
         if tally is None:
-            self.pairs[pair] = Tally(1, read.at, read.at)
+            self.pairs[pair] = [1, at, at]
         else:
-            tally.count += 1
-            if read.at < tally.first:
-                tally.first = read.at
-            elif read.at > tally.last:
-                tally.last = read.at
+            tally[0] += 1
+            if at < tally[1]:
+                tally[1] = at
+            elif at > tally[2]:
+                tally[2] = at
         self.reads += 1
 
     def merge(self, other: ReadTallies) -> None:
-        for pair, more in other.pairs.items():
+        for pair, (count, first, last) in other.pairs.items():
             tally = self.pairs.get(pair)
             if tally is None:
-                self.pairs[pair] = Tally(more.count, more.first, more.last)
+                self.pairs[pair] = [count, first, last]
             else:
-                tally.count += more.count
-                tally.first = min(tally.first, more.first)
-                tally.last = max(tally.last, more.last)
+                tally[0] += count
+                tally[1] = min(tally[1], first)
+                tally[2] = max(tally[2], last)
         self.reads += other.reads
 
 
@@ -267,19 +263,19 @@ def _write(
     if not marks:
         return
     newest: dict[tuple[str, str], int] = {}
-    for (bucket, principal, dataset), tally in batch.pairs.items():
-        writer.add(Asset(dataset, "Dataset", "s3", identity.name_of(dataset), tally.last,
+    for (bucket, principal, dataset), (_, _, last) in batch.pairs.items():
+        writer.add(Asset(dataset, "Dataset", "s3", identity.name_of(dataset), last,
                          {"bucket": bucket}))  # fmt: skip
         reader = (bucket, principal)
-        newest[reader] = max(newest.get(reader, tally.last), tally.last)
+        newest[reader] = max(newest.get(reader, last), last)
     for (bucket, principal), last in newest.items():
         urn = identity.s3_access_transformation_urn(bucket, principal)
         writer.add(Transformation(urn, SYSTEM, principal, run.id, last, principal))
     writer.flush()
     rows = [
         {"t": identity.s3_access_transformation_urn(bucket, principal), "asset": dataset,
-         "count": t.count, "first": t.first, "last": t.last}
-        for (bucket, principal, dataset), t in batch.pairs.items()
+         "count": count, "first": first, "last": last}
+        for (bucket, principal, dataset), (count, first, last) in batch.pairs.items()
     ]  # fmt: skip
     records = store.run("s3_access_count_reads", {"rows": rows, "logs": marks}).records()
     written = int(records[0]["written"]) if records else 0

@@ -56,7 +56,7 @@ _MONTHS = {
         ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
     )
 }
-_TIMES_KEPT = 100_000  # distinct seconds remembered: a log's lines share a handful
+_TIMES_KEPT = 100_000  # distinct seconds (and directories) remembered: a log names few
 CUT_SHORT = "cut short or malformed: a line has at least 18 fields, up to the user agent"
 
 
@@ -96,6 +96,7 @@ class AccessLogParser:
 
     def __init__(self) -> None:
         self._times: dict[str, int] = {}
+        self._directories: dict[str, str] = {}  # encoded directory -> decoded
 
     def read_of(self, line: str) -> Read | None:
         """The read a line records; None for a request that reads nothing (a PUT, a listing,
@@ -121,28 +122,41 @@ class AccessLogParser:
                 self._times.clear()
             self._times[stamp] = at
         if "%" in key or "+" in key:
-            key = decode_log_key(key)
-        return Read(parts[1], key, principal_of(parts[5], parts[4]), at)
+            key = self._decoded(key)
+        requester = parts[5]
+        principal = requester if requester != "-" else principal_of(requester, parts[4])
+        return Read(parts[1], key, principal, at)
+
+    def _decoded(self, key: str) -> str:
+        """decode_log_key, with each directory decoded once (a log names few directories and
+        many files: `dt%3D2024-06-01/` on every line). An escape never spans a `/`, so the
+        parts decode apart as they would together."""
+        directory, slash, name = key.rpartition("/")
+        decoded = self._directories.get(directory)
+        if decoded is None:
+            decoded = decode_log_key(directory)
+            if len(self._directories) >= _TIMES_KEPT:
+                self._directories.clear()
+            self._directories[directory] = decoded
+        if "%" in name or "+" in name:
+            name = decode_log_key(name)
+        return decoded + slash + name
 
 
 def _status(rest: str) -> str:
     """The HTTP status of a line's fields from the request URI on, after checking that they
-    run at least to the user agent (a line cut short before it is refused). A user agent may
-    hold quotes: it ends at a quote followed by a space or the end of the line."""
+    run at least to the user agent: the request URI, the referrer and the user agent are its
+    first three quoted fields, so a line cut short before the user agent's end holds fewer
+    than six quotes (a quote inside a user agent only adds some)."""
     end = rest.find('" ', 1) if rest[:1] == '"' else -1
-    tail = rest[end + 2 :].split(" ", 6) if end > 0 else []
-    if len(tail) < 7 or tail[6][:1] != '"':
+    if end < 0 or rest.count('"') < 6:
         raise BadRecord(CUT_SHORT)
-    agent = tail[6].find('" "', 1)
-    if agent < 0:
-        raise BadRecord(CUT_SHORT)
-    agent_text = tail[6][agent + 3 :]
-    if agent_text.find('" ') < 0 and not agent_text.rstrip("\r\n").endswith('"'):
-        raise BadRecord(CUT_SHORT)
-    status = tail[0]
-    if not (len(status) == 3 and status.isdigit()) and status != "-":
-        raise BadRecord(f"HTTP status {status!r:.20} is not a number")
-    return status
+    status = rest[end + 2 : end + 5]
+    if status.isdigit() and rest[end + 5 : end + 6] == " ":
+        return status
+    if rest[end + 2 : end + 4] == "- ":
+        return "-"
+    raise BadRecord(f"HTTP status {rest[end + 2 : end + 12]!r} is not a number")
 
 
 def _access_time(stamp: str) -> int:
@@ -190,7 +204,7 @@ def access_log_reads(
     read_of = parser.read_of
     for number, raw in enumerate(lines, 1):
         line = raw.decode("utf-8", "surrogateescape")
-        if not line.strip():
+        if not line or line.isspace():
             continue
         try:
             read = read_of(line)
