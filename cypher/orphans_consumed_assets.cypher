@@ -8,7 +8,8 @@
 // An edge consumes when it was first seen by as_of and last seen at or after since (`live`): its
 // observed life overlaps the window (so a later sighting never turns a consumed object into an
 // orphan). A read's time is its last sighting, or its first when the last is after as_of
-// (`last`, the latest read).
+// (`last`, the latest read). A READS_FROM row also names its reader (`reader`, the
+// transformation's name: a job, or a principal reading S3 directly), one row per reader.
 // The urn test comes after each edge is found (a WITH), not on every asset scanned: on a graph of
 // millions of objects that test, pushed down to the scan, cost as much as the scan itself; the
 // READS_FROM side starts from the transformations (few).
@@ -19,12 +20,14 @@ WITH a, e
 WHERE a.urn STARTS WITH 's3://' OR a:File
 OPTIONAL MATCH (a)-[:PART_OF]->(d:Dataset)
 RETURN a.urn AS urn, d.urn AS dataset, max(e.last_seen) >= $since AS live,
-       max(CASE WHEN e.last_seen <= $as_of THEN e.last_seen ELSE e.first_seen END) AS last
+       max(CASE WHEN e.last_seen <= $as_of THEN e.last_seen ELSE e.first_seen END) AS last,
+       null AS reader
 UNION ALL
-MATCH (:Transformation)-[e:READS_FROM]->(a)
+MATCH (t:Transformation)-[e:READS_FROM]->(a)
 WHERE e.first_seen <= $as_of
-WITH a, e
+WITH t, a, e
 WHERE a:Asset AND (a.urn STARTS WITH 's3://' OR a:File)
 OPTIONAL MATCH (a)-[:PART_OF]->(d:Dataset)
 RETURN a.urn AS urn, d.urn AS dataset, max(e.last_seen) >= $since AS live,
-       max(CASE WHEN e.last_seen <= $as_of THEN e.last_seen ELSE e.first_seen END) AS last
+       max(CASE WHEN e.last_seen <= $as_of THEN e.last_seen ELSE e.first_seen END) AS last,
+       t.name AS reader

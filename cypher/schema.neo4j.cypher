@@ -6,3 +6,4 @@ CREATE CONSTRAINT harvest_run_id IF NOT EXISTS FOR (n:HarvestRun) REQUIRE n.id I
 CREATE INDEX harvest_run_system IF NOT EXISTS FOR (n:HarvestRun) ON (n.system);
 CREATE CONSTRAINT check_urn IF NOT EXISTS FOR (n:Check) REQUIRE n.urn IS UNIQUE;
 CREATE CONSTRAINT tag_urn IF NOT EXISTS FOR (n:Tag) REQUIRE n.urn IS UNIQUE;
+CREATE CONSTRAINT s3_access_log_key IF NOT EXISTS FOR (n:S3AccessLog) REQUIRE n.key IS UNIQUE;

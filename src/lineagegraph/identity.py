@@ -178,6 +178,20 @@ def s3_dataset_urn_for_key(bucket: str, key: str, rules: FoldRules = NO_FOLD_RUL
     return _join(f"s3://{bucket}", _fold(directories, rules))
 
 
+def s3_access_transformation_urn(bucket: str, principal: str) -> str:
+    """The ``:Transformation`` standing for one principal's direct reads of one bucket, as S3
+    server access logs or CloudTrail saw them (no harvested job did): it READS_FROM the
+    datasets the keys it read fold into.
+
+    >>> s3_access_transformation_urn("lake", "arn:aws:sts::1:assumed-role/analyst/alice")
+    's3-access://lake/arn:aws:sts::1:assumed-role/analyst/alice'
+    """
+    _check_bucket(bucket)
+    if not principal:
+        raise IdentityError(f"empty principal reading bucket {bucket!r}")
+    return f"s3-access://{bucket}/{principal}"
+
+
 def dataset_urn(path: str, rules: FoldRules = NO_FOLD_RULES) -> str:
     """The ``:Dataset`` urn of a path another system references (Spark, Snowflake stages,
     OpenLineage).

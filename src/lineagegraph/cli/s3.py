@@ -1,4 +1,5 @@
-"""`harvest s3` and `harvest s3-inventory`: S3 listings and S3 Inventory reports into the graph."""
+"""`harvest s3`, `harvest s3-inventory` and `harvest s3-access`: S3 listings, S3 Inventory
+reports and the reads of S3 server access logs or CloudTrail into the graph."""
 
 from __future__ import annotations
 
@@ -127,3 +128,50 @@ def s3_inventory(
 
     harvester = S3InventoryHarvester(manifest, prefix, allow_mass_delete, spark_master)
     harvest_with(app, harvester, settings)
+
+
+@harvest.command("s3-access")
+@click.argument("locations", nargs=-1, metavar="[LOCATION]...")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Read every log file at the location, not only those delivered since the last run "
+    "(files already counted are still skipped: no read counts twice).",
+)
+@click.option(
+    "--overlap-hours",
+    type=click.FloatRange(0, 24 * 366),
+    help="Read again the files delivered this long before the last run's newest one "
+    "(default: s3.access_overlap_hours, 24).",
+)
+@_ENDPOINT
+@pass_app
+def s3_access(
+    app: App,
+    locations: tuple[str, ...],
+    full: bool,
+    overlap_hours: float | None,
+    endpoint_url: str | None,
+) -> None:
+    """Count direct S3 reads from server access logs or CloudTrail data-event files.
+
+    LOCATION is s3://bucket/prefix or a local directory or file (default: every location of
+    the s3.access_logs setting). Each principal (an IAM ARN, or the remote IP of an anonymous
+    request) reading a bucket becomes a transformation that reads from the datasets its keys
+    fold into, with a read count and its last read: the orphan report then counts those
+    datasets as consumed. GET, HEAD, the source of a copy and S3 Select are reads; bad lines
+    are skipped and named by file and line.
+
+    \b
+    Examples:
+      lineagegraph harvest s3-access s3://acme-logs/s3/lake/
+      lineagegraph harvest s3-access /var/log/cloudtrail/ --full
+    """
+    settings = with_overrides(
+        app.settings, "s3", endpoint_url=endpoint_url, access_overlap_hours=overlap_hours
+    )
+    if not locations and not settings.s3.access_logs:
+        raise click.UsageError("give a LOCATION, or list them in the s3.access_logs setting")
+    from lineagegraph.harvest.s3.access import S3AccessHarvester  # boto3: only when harvesting
+
+    harvest_with(app, S3AccessHarvester(locations, full), settings)

@@ -24,6 +24,7 @@ GROUP = "lineagegraph.harvesters"
 # In the order `harvest all` runs them.
 BUILT_IN = {
     "s3": "lineagegraph.harvest.s3.harvester:S3Harvester",
+    "s3-access": "lineagegraph.harvest.s3.access:S3AccessHarvester",
     "snowflake": "lineagegraph.harvest.snowflake.harvester:SnowflakeHarvester",
     "spark": "lineagegraph.harvest.spark:SparkHarvester",
     "openlineage": "lineagegraph.harvest.openlineage:OpenLineageHarvester",

@@ -53,16 +53,32 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     if options.by == "object":
         rows_of = (*rows_of, "harvested_as")
     [totals] = listing([((), everything)], totals_of, denominator)
+    readers = {r["dataset"]: r["readers"] for r in records}
     return Report(
         options=options,
-        columns=[*key, *rows_of],
-        rows=listing(rows, rows_of, denominator),
-        top_columns=[*GROUPINGS["dataset"], *top_of],
-        top_rows=listing(datasets, top_of, denominator, options.top_n),
+        columns=[*key, *rows_of, *(("readers",) if "dataset" in key else ())],
+        rows=with_readers(listing(rows, rows_of, denominator), key, readers),
+        top_columns=[*GROUPINGS["dataset"], *top_of, "readers"],
+        top_rows=with_readers(
+            listing(datasets, top_of, denominator, options.top_n), GROUPINGS["dataset"], readers
+        ),
         totals=dict(zip(totals_of, totals, strict=True)),
         warnings=warnings,
         notes=_tier_notes(usages) + _rollup_notes(records, options),
     )
+
+
+def with_readers(
+    rows: list[list[Any]], key: Sequence[str], readers: dict[str, str | None]
+) -> list[list[Any]]:
+    """Rows keyed by dataset with its readers after their values (tally.readers_text); rows
+    of other keys (a bucket, a class) as they are: their datasets' readers would be a list."""
+    if "dataset" not in key:
+        return rows
+    at = list(key).index("dataset")
+    for row in rows:
+        row.append(readers.get(row[at]))
+    return rows
 
 
 def _tier_notes(usages: Sequence[Usage]) -> list[str]:

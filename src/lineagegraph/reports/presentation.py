@@ -235,10 +235,15 @@ def _for_people(
 ) -> tuple[list[str], list[list[Any]]]:
     """Columns and rows as people read them: money as `$0.0230`, each size once in binary
     units (no separate byte count), days rather than seconds; in a terminal table, no bucket
-    column beside a dataset urn that already names it."""
+    column beside a dataset urn that already names it, and no readers column when nothing was
+    read."""
     dropped = {"bytes", "orphaned_bytes"} | (
         {"bucket"} if table and "dataset" in columns else set()
     )
+    if table and "readers" in columns:  # a column of blanks only narrows the others
+        at = list(columns).index("readers")
+        if all(row[at] is None for row in rows):
+            dropped.add("readers")
     keep = [i for i, name in enumerate(columns) if name not in dropped]
 
     def shown(name: str) -> Callable[[Any], Any] | None:

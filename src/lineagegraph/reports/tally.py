@@ -29,6 +29,7 @@ _HIDDEN_KEY = re.compile(
 CHUNKS_PER_WORKER = 4
 MIN_DATASETS_PER_STATEMENT = 500
 MAX_DATASETS_PER_STATEMENT = 10_000
+READERS_SHOWN = 3  # readers named per dataset; the rest are counted
 
 
 def usage_records(
@@ -55,22 +56,24 @@ def usage_records(
             own.setdefault(asset["dataset"], []).append(
                 {"urn": urn, "live": asset["live"], "last": asset["last"]}
             )
-    datasets = []
+    datasets, readers = [], {}
     for row in store.read("orphans_datasets", {"buckets": list(options.buckets)}):
         hits = [consumed[a] for a in ancestors(row["dataset"]) if a in consumed]
         covered = any(hit["live"] for hit in hits)
         if covered and options.kind != "cost":
             continue  # nothing of it is orphaned
         reads = [hit["last"] for hit in hits if hit["last"] is not None]
+        objects = own.get(row["dataset"], [])
         datasets.append(
             {
                 "dataset": row["dataset"],
                 "bucket": bucket_of(row["dataset"]),
                 "covered": covered,
                 "last": max(reads, default=None),
-                "own": own.get(row["dataset"], []),
+                "own": objects,
             }
         )
+        readers[row["dataset"]] = readers_text([*hits, *(consumed[o["urn"]] for o in objects)])
     statement = {
         "as_of": options.as_of,
         "include_deleted": options.include_deleted,
@@ -95,6 +98,8 @@ def usage_records(
         ]
         for rows in store.read_each("cost_hidden_usage", urns):
             records += hidden_records(rows)
+    for record in records:
+        record["readers"] = readers[record["dataset"]]
     return records
 
 
@@ -135,17 +140,35 @@ def hidden_records(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
 
 def _consumed_assets(rows: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """The rows of orphans_consumed_assets per asset: consumed in the window when any of its
-    edges is (`live`), read last at the latest of theirs (`last`)."""
+    edges is (`live`), read last at the latest of theirs (`last`), and its readers with the
+    last read of each (`readers`)."""
     assets: dict[str, dict[str, Any]] = {}
     for row in rows:
         seen = assets.get(row["urn"])
         if seen is None:
-            assets[row["urn"]] = {**row, "live": bool(row["live"])}
-            continue
-        seen["live"] = seen["live"] or bool(row["live"])
-        if row["last"] is not None and (seen["last"] is None or row["last"] > seen["last"]):
-            seen["last"] = row["last"]
+            seen = assets[row["urn"]] = {**row, "live": bool(row["live"]), "readers": {}}
+        else:
+            seen["live"] = seen["live"] or bool(row["live"])
+            if row["last"] is not None and (seen["last"] is None or row["last"] > seen["last"]):
+                seen["last"] = row["last"]
+        if row["reader"] is not None:
+            known = seen["readers"].get(row["reader"])
+            seen["readers"][row["reader"]] = max(known or 0, row["last"] or 0)
     return assets
+
+
+def readers_text(assets: Iterable[dict[str, Any]]) -> str | None:
+    """Who read these assets (a dataset, those above it, its objects read on their own), last
+    reader first, at most READERS_SHOWN named; None when nothing did."""
+    last: dict[str, int] = {}
+    for asset in assets:
+        for reader, at in asset["readers"].items():
+            last[reader] = max(last.get(reader, at), at)
+    if not last:
+        return None
+    names = sorted(last, key=lambda name: (-last[name], name))
+    more = len(names) - READERS_SHOWN
+    return ", ".join(names[:READERS_SHOWN]) + (f" and {more} more" if more > 0 else "")
 
 
 def bucket_of(urn: str) -> str:

@@ -2,7 +2,9 @@
 folded :Dataset. client.py makes the client and words its errors, listing.py and inventory.py
 turn a listing or a report into pages, scan.py writes pages as lister threads bring them,
 settle.py soft-deletes and rolls up, inventory_spark.py tallies a report in Spark, and
-harvester.py runs it all (`S3Harvester`, `S3InventoryHarvester`)."""
+harvester.py runs it all (`S3Harvester`, `S3InventoryHarvester`). access_logs.py reads server
+access logs and CloudTrail files as object reads, which access.py (`S3AccessHarvester`) counts
+as consumption by principals."""
 
 from __future__ import annotations
 

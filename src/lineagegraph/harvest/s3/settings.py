@@ -42,6 +42,19 @@ class S3Settings(Section):
         default_factory=list,
         description="Prefixes listed in each of those buckets; empty = the whole bucket.",
     )
+    access_logs: list[str] = Field(
+        default_factory=list,
+        description="Where `harvest s3-access` reads S3 server access logs or CloudTrail "
+        "data-event files: s3://bucket/prefix or local directories.",
+    )
+    access_overlap_hours: float = Field(
+        24.0,
+        ge=0,
+        le=24 * 366,
+        description="`harvest s3-access` reads again the log files delivered this long before "
+        "its last run's newest one (listings and deliveries lag); files already counted are "
+        "skipped, so no read counts twice.",
+    )
     page_size: int = Field(1000, ge=1, le=1000, description="Keys per ListObjectsV2 page.")
     parallelism: int = Field(
         4, ge=1, le=64, description="Prefixes (or inventory files) read at the same time."

@@ -1,0 +1,172 @@
+"""S3 server access logs parsed and tallied per (dataset, principal): lines per second, against
+reading the same files alone, and the peak memory.
+
+Writes `--lines` access-log lines (AWS's format, newer trailing fields included) into
+`--files` files: GETs, HEADs, copies and PUTs, listings and failed requests, by `--principals`
+principals (a tenth anonymous) over `--datasets` datasets of Hive-partitioned keys, some keys
+URL-encoded. Then, in this process:
+
+1. the baseline: the files read and split into lines, nothing more;
+2. what `harvest s3-access` does to them before writing: each line parsed
+   (harvest/s3/access_logs.py), its key folded into its dataset, its read tallied per
+   (bucket, principal, dataset) (harvest/s3/access.py).
+
+Prints lines/s of both and their ratio, the tallies' size, and the peak RSS, which must follow
+datasets x principals, not lines (the lines are never held). The goal: at least 100,000
+lines/s on 10,000,000 lines, without Spark.
+
+    python benchmarks/bench_s3_access.py                     # 10,000,000 lines (~3 GB on disk)
+    python benchmarks/bench_s3_access.py --lines 1000000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import resource
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote_plus
+
+from small import parse_args
+
+from lineagegraph.harvest.s3.access import DatasetFolder, ReadTallies
+from lineagegraph.harvest.s3.access_logs import (
+    AccessLogParser,
+    ReadProblems,
+    chunks_of,
+    file_reads,
+    split_lines,
+)
+from lineagegraph.identity import NO_FOLD_RULES
+
+GOAL_LINES_S = 100_000
+OWNER = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"
+MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+# (operation, HTTP status, share of the lines): mostly object reads, as a data lake's logs are.
+MIX = [
+    ("REST.GET.OBJECT", "200", 60), ("REST.GET.OBJECT", "206", 5),
+    ("REST.HEAD.OBJECT", "200", 10), ("REST.GET.OBJECT", "403", 2),
+    ("REST.COPY.OBJECT_GET", "200", 2), ("REST.PUT.OBJECT", "200", 15),
+    ("REST.GET.BUCKET", "200", 5), ("REST.HEAD.OBJECT", "404", 1),
+]  # fmt: skip
+
+
+def write_logs(root: Path, lines: int, files: int, datasets: int, principals: int) -> int:
+    """The log files; returns their total bytes. Times advance a second every few lines."""
+    rng = random.Random(7)
+    who = [
+        f"arn:aws:sts::123456789012:assumed-role/role-{i}/session-{i}"
+        if i % 10
+        else f"-\t198.51.100.{i % 250}"
+        for i in range(principals)
+    ]
+    names = [
+        f"zone-{i % 7}/table {i}" if i % 5 == 0 else f"zone-{i % 7}/table_{i}"
+        for i in range(datasets)
+    ]
+    weighted = [m for m in MIX for _ in range(m[2])]
+    per_file = -(-lines // files)
+    written, total, second = 0, 0, 1_717_200_000
+    for number in range(files):
+        rows = []
+        for _ in range(min(per_file, lines - written)):
+            if rng.random() < 0.2:
+                second += 1
+            t = time.gmtime(second)
+            stamp = (
+                f"[{t.tm_mday:02}/{MONTHS[t.tm_mon - 1]}/{t.tm_year}:{t.tm_hour:02}:"
+                f"{t.tm_min:02}:{t.tm_sec:02} +0000]"
+            )
+            operation, status, _ = rng.choice(weighted)
+            requester, _, ip = rng.choice(who).partition("\t")
+            day, part = rng.randint(1, 30), rng.randint(0, 99)
+            key = f"{rng.choice(names)}/dt=2024-06-{day:02}/part-{part:05}.parquet"
+            encoded = quote_plus(key, safe="/")
+            rows.append(
+                f"{OWNER} lake {stamp} {ip or '192.0.2.3'} {requester} 3E57427F3EXAMPLE "
+                f'{operation} {encoded} "GET /lake/{encoded} HTTP/1.1" {status} - 1024 4096 '
+                '12 11 "-" '
+                f'"aws-sdk-java/1.12.500 Linux/5.10 OpenJDK_64-Bit_Server_VM/17" - '
+                "s9lzHYrFp76ZVxRcpX9+5cjAnEH2ROuNkd2BHfIa6UkFVdtjf5mKR3/eTPFvsiP/XV/VLi31234= "
+                "SigV4 ECDHE-RSA-AES128-GCM-SHA256 AuthHeader lake.s3.us-east-1.amazonaws.com "
+                "TLSv1.2 - - us-east-1\n"
+            )
+        data = "".join(rows).encode()
+        (root / f"2024-06-01-00-00-{number:06}-EXAMPLE").write_bytes(data)
+        written += len(rows)
+        total += len(data)
+    return total
+
+
+def read_alone(paths: list[Path]) -> int:
+    """The baseline: every file read and split into lines."""
+    count = 0
+    for path in paths:
+        with path.open("rb") as stream:
+            for _ in split_lines(chunks_of(stream)):
+                count += 1
+    return count
+
+
+def parse_and_tally(paths: list[Path]) -> tuple[ReadTallies, ReadProblems]:
+    """What the harvest does before it writes: parse, fold, tally (one tally per file, merged,
+    as the harvest counts a file whole or not at all)."""
+    folder, parser, problems = DatasetFolder(NO_FOLD_RULES), AccessLogParser(), ReadProblems()
+    total = ReadTallies(folder)
+    for path in paths:
+        tallies = ReadTallies(folder)
+        with path.open("rb") as stream:
+            for read in file_reads(stream, str(path), problems, parser):
+                tallies.add(read)
+        total.merge(tallies)
+    return total, problems
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--lines", type=int, default=10_000_000, help="access-log lines")
+    parser.add_argument("--files", type=int, default=2_000, help="log files they are in")
+    parser.add_argument("--datasets", type=int, default=500, help="datasets the keys fall in")
+    parser.add_argument("--principals", type=int, default=100, help="who reads")
+    args = parse_args(parser, lines=20_000, files=20, datasets=50, principals=10)
+    with tempfile.TemporaryDirectory(prefix="bench-s3-access-") as tmp:
+        root = Path(tmp)
+        started = time.perf_counter()
+        size = write_logs(root, args.lines, args.files, args.datasets, args.principals)
+        paths = sorted(root.iterdir())
+        print(
+            f"wrote {args.lines:,} lines in {len(paths):,} files ({size / 2**20:,.0f} MiB) in "
+            f"{time.perf_counter() - started:.1f} s; load {os.getloadavg()[0]:.1f}"
+        )
+        rss_before = peak_rss_mib()
+        started = time.perf_counter()
+        counted = read_alone(paths)
+        alone_s = time.perf_counter() - started
+        started, cpu = time.perf_counter(), time.process_time()
+        tallies, problems = parse_and_tally(paths)
+        parse_s, parse_cpu = time.perf_counter() - started, time.process_time() - cpu
+    if counted != args.lines or problems.skipped:
+        raise SystemExit(f"read {counted:,} lines of {args.lines:,}; {problems.skipped} skipped")
+    rate = args.lines / parse_s
+    print(f"read alone: {alone_s:.2f} s, {args.lines / alone_s:,.0f} lines/s")
+    print(
+        f"parsed and tallied: {parse_s:.2f} s ({parse_cpu:.2f} s CPU), {rate:,.0f} lines/s "
+        f"({args.lines / parse_cpu:,.0f} per CPU second); {tallies.reads:,} reads into "
+        f"{len(tallies.pairs):,} (dataset, principal) tallies; load {os.getloadavg()[0]:.1f}"
+    )
+    print(f"ratio: parse+tally {parse_s / alone_s:.2f}x reading alone")
+    print(
+        f"peak RSS {peak_rss_mib():,.0f} MiB ({rss_before:,.0f} MiB before the reading); "
+        f"goal {GOAL_LINES_S:,} lines/s: {'met' if rate >= GOAL_LINES_S else 'NOT met'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

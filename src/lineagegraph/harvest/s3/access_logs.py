@@ -1,0 +1,361 @@
+"""S3 server access logs and CloudTrail data events, read as the object reads they record.
+
+S3 keeps no "last accessed" time; what it does keep, when asked, are server access logs (one
+line per request, space-separated: a bracketed time, quoted request, referrer and user agent,
+`-` for an empty field, the key URL-encoded, newer fields appended at the end) and CloudTrail
+data events (gzip JSON files of `Records`). Only reads count: a GET or HEAD of an object, the
+source of a copy, an S3 Select. The principal is the requester's ARN, or the remote IP address
+of an anonymous request. A line or record that is not one of these is skipped and counted, with
+its file and line (or record) number: one bad line never costs the rest of its file.
+"""
+
+from __future__ import annotations
+
+import calendar
+import gzip
+import io
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, BinaryIO, NamedTuple
+from urllib.parse import unquote, unquote_plus
+
+# The operations of an access log that read an object's data or metadata: GET and HEAD of an
+# object (by REST or the website endpoint), the source side of CopyObject and UploadPartCopy
+# (logged in the source bucket), and S3 Select (SelectObjectContent is a POST).
+ACCESS_LOG_READS = frozenset(
+    {
+        "REST.GET.OBJECT",
+        "REST.HEAD.OBJECT",
+        "WEBSITE.GET.OBJECT",
+        "WEBSITE.HEAD.OBJECT",
+        "REST.COPY.OBJECT_GET",
+        "REST.COPY.PART_GET",
+        "REST.POST.SELECT",
+        "REST.SELECT.OBJECT_CONTENT",
+    }
+)
+# The CloudTrail data events that read an object; CopyObject and UploadPartCopy read their
+# source (x-amz-copy-source), the others the object they name.
+CLOUDTRAIL_READS = frozenset({"GetObject", "HeadObject", "SelectObjectContent"})
+CLOUDTRAIL_COPIES = frozenset({"CopyObject", "UploadPartCopy"})
+PROBLEMS_KEPT = 100  # problems named one by one; the rest are counted
+CHUNK_BYTES = 1 << 20
+
+# bucket_owner bucket [time] remote_ip requester request_id operation key "request_uri"
+# http_status error_code bytes_sent object_size total_time turnaround_time "referrer"
+# "user_agent", then the newer fields (version id, host id, ...), which are not needed. Every
+# field before the request URI is one token, the time two: splitting on spaces is several
+# times faster than a regular expression over the whole line.
+_TIME = re.compile(r"\[(\d\d)/([A-Z][a-z]{2})/(\d{4}):(\d\d):(\d\d):(\d\d) ([+-])(\d\d)(\d\d)\]")
+_MONTHS = {
+    name: number
+    for number, name in enumerate(
+        ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
+    )
+}
+_TIMES_KEPT = 100_000  # distinct seconds (and directories) remembered: a log names few
+CUT_SHORT = "cut short or malformed: a line has at least 18 fields, up to the user agent"
+
+
+class BadRecord(ValueError):
+    """A line or record that is not a well-formed access log entry or data event."""
+
+
+class Read(NamedTuple):
+    """One read of an object: who read `key` of `bucket`, when (epoch ms). A tuple: one is
+    made per line, and a frozen dataclass costs several times more to make."""
+
+    bucket: str
+    key: str
+    principal: str
+    at: int
+
+
+@dataclass
+class ReadProblems:
+    """Lines and records skipped, counted, and the first PROBLEMS_KEPT named by file and line."""
+
+    skipped: int = 0
+    named: list[str] = field(default_factory=list)
+
+    def skip(self, where: str, reason: str) -> None:
+        self.skipped += 1
+        if len(self.named) < PROBLEMS_KEPT:
+            self.named.append(f"{where}: {reason}")
+
+
+# --- server access logs -----------------------------------------------------------------------
+
+
+class AccessLogParser:
+    """Turns access-log lines into Reads; remembers the times it has converted (a log's lines
+    share few distinct seconds, and converting one is most of a line's cost)."""
+
+    def __init__(self) -> None:
+        self._times: dict[str, int] = {}
+        self._directories: dict[str, str] = {}  # encoded directory -> decoded
+
+    def read_of(self, line: str) -> Read | None:
+        """The read a line records; None for a request that reads nothing (a PUT, a listing,
+        a failed GET). BadRecord says why a line is not an access log entry."""
+        parts = line.split(" ", 9)
+        if len(parts) < 10 or parts[2][:1] != "[" or parts[3][-1:] != "]":
+            started = len(parts) > 2 and parts[2][:1] == "["  # the owner, the bucket, a time
+            raise BadRecord(CUT_SHORT if started else "not an S3 server access log line")
+        status = _status(parts[9])
+        operation = parts[7]
+        if operation not in ACCESS_LOG_READS:
+            return None
+        if not ("200" <= status < "300" or status == "304"):
+            return None
+        key = parts[8]
+        if key == "-":
+            raise BadRecord(f"{operation} with no key")
+        stamp = parts[2] + " " + parts[3]
+        at = self._times.get(stamp)
+        if at is None:
+            at = _access_time(stamp)
+            if len(self._times) >= _TIMES_KEPT:
+                self._times.clear()
+            self._times[stamp] = at
+        if "%" in key or "+" in key:
+            key = self._decoded(key)
+        requester = parts[5]
+        principal = requester if requester != "-" else principal_of(requester, parts[4])
+        return Read(parts[1], key, principal, at)
+
+    def _decoded(self, key: str) -> str:
+        """decode_log_key, with each directory decoded once (a log names few directories and
+        many files: `dt%3D2024-06-01/` on every line). An escape never spans a `/`, so the
+        parts decode apart as they would together."""
+        directory, slash, name = key.rpartition("/")
+        decoded = self._directories.get(directory)
+        if decoded is None:
+            decoded = decode_log_key(directory)
+            if len(self._directories) >= _TIMES_KEPT:
+                self._directories.clear()
+            self._directories[directory] = decoded
+        if "%" in name or "+" in name:
+            name = decode_log_key(name)
+        return decoded + slash + name
+
+
+def _status(rest: str) -> str:
+    """The HTTP status of a line's fields from the request URI on, after checking that they
+    run at least to the user agent: the request URI, the referrer and the user agent are its
+    first three quoted fields, so a line cut short before the user agent's end holds fewer
+    than six quotes (a quote inside a user agent only adds some)."""
+    end = rest.find('" ', 1) if rest[:1] == '"' else -1
+    if end < 0 or rest.count('"') < 6:
+        raise BadRecord(CUT_SHORT)
+    status = rest[end + 2 : end + 5]
+    if status.isdigit() and rest[end + 5 : end + 6] == " ":
+        return status
+    if rest[end + 2 : end + 4] == "- ":
+        return "-"
+    raise BadRecord(f"HTTP status {rest[end + 2 : end + 12]!r} is not a number")
+
+
+def _access_time(stamp: str) -> int:
+    match = _TIME.fullmatch(stamp)
+    if match is None:
+        raise BadRecord(f"time {stamp!r:.40} is not [dd/Mon/yyyy:hh:mm:ss +hhmm]")
+    day, month, year, hh, mm, ss, sign, oh, om = match.groups()
+    number = _MONTHS.get(month)
+    if number is None:
+        raise BadRecord(f"unknown month {month!r} in the time")
+    try:
+        seconds = calendar.timegm(
+            datetime(int(year), number, int(day), int(hh), int(mm), int(ss)).timetuple()
+        )
+    except ValueError as exc:
+        raise BadRecord(f"bad time {stamp!r}: {exc}") from None
+    offset = (int(oh) * 60 + int(om)) * 60
+    return (seconds - offset if sign == "+" else seconds + offset) * 1000
+
+
+def decode_log_key(key: str) -> str:
+    """A key as an access log writes it, URL-encoded, decoded as S3 Inventory keys are: form
+    encoding, where `+` is a space and `%2B` a plus. An escape that is not UTF-8 is refused:
+    a guessed key would name an object that does not exist."""
+    try:
+        return unquote_plus(key, errors="strict")
+    except UnicodeDecodeError:
+        raise BadRecord(f"key {key!r} is not URL-encoded UTF-8") from None
+
+
+def principal_of(requester: str, remote_ip: str) -> str:
+    """Who read: the requester (an IAM ARN or a canonical user id), or for an anonymous
+    request the remote IP address; `anonymous` when neither is known."""
+    if requester and requester != "-":
+        return requester
+    if remote_ip and remote_ip != "-":
+        return remote_ip
+    return "anonymous"
+
+
+def access_log_reads(
+    lines: Iterable[bytes], where: str, problems: ReadProblems, parser: AccessLogParser
+) -> Iterator[Read]:
+    """The reads of one access log file's lines (`where` names the file in problems)."""
+    read_of = parser.read_of
+    for number, raw in enumerate(lines, 1):
+        line = raw.decode("utf-8", "surrogateescape")
+        if not line or line.isspace():
+            continue
+        try:
+            read = read_of(line)
+        except BadRecord as exc:
+            problems.skip(f"{where}:{number}", str(exc))
+            continue
+        if read is not None:
+            yield read
+
+
+# --- CloudTrail -------------------------------------------------------------------------------
+
+
+def cloudtrail_reads(document: bytes, where: str, problems: ReadProblems) -> Iterator[Read]:
+    """The reads of one CloudTrail log file (its JSON, uncompressed). A record that is not a
+    well-formed S3 data event is skipped and named by its index in `Records`."""
+    try:
+        records = json.loads(document)["Records"]
+        if not isinstance(records, list):
+            raise TypeError("Records is not a list")
+    except (ValueError, KeyError, TypeError) as exc:
+        problems.skip(where, f"not a CloudTrail log file: {exc}")
+        return
+    for index, record in enumerate(records):
+        try:
+            read = cloudtrail_read(record)
+        except BadRecord as exc:
+            problems.skip(f"{where}: Records[{index}]", str(exc))
+            continue
+        if read is not None:
+            yield read
+
+
+def cloudtrail_read(record: Any) -> Read | None:
+    """The read one CloudTrail record describes; None for any other event (a write, a
+    management event, a failed request)."""
+    if not isinstance(record, dict):
+        raise BadRecord("not a JSON object")
+    name = record.get("eventName")
+    if record.get("eventSource") != "s3.amazonaws.com" or (
+        name not in CLOUDTRAIL_READS and name not in CLOUDTRAIL_COPIES
+    ):
+        return None
+    if record.get("errorCode"):
+        return None
+    params = record.get("requestParameters")
+    if not isinstance(params, dict):
+        raise BadRecord(f"{name} has no requestParameters")
+    if name in CLOUDTRAIL_COPIES:
+        bucket, key = _copy_source(params.get("x-amz-copy-source"), name)
+    else:
+        bucket, key = params.get("bucketName"), params.get("key")
+    if not isinstance(bucket, str) or not bucket or not isinstance(key, str) or not key:
+        raise BadRecord(f"{name} names no bucketName and key")
+    return Read(bucket, key, _cloudtrail_principal(record), _event_time(record.get("eventTime")))
+
+
+def _copy_source(source: Any, name: str) -> tuple[str, str]:
+    """`bucket/key` of a copy's x-amz-copy-source (URL-encoded, maybe with a leading slash and
+    a `?versionId=`)."""
+    if not isinstance(source, str) or not source:
+        raise BadRecord(f"{name} has no x-amz-copy-source")
+    path = source.lstrip("/").split("?versionId=", 1)[0]
+    bucket, _, key = unquote(path).partition("/")
+    return bucket, key
+
+
+def _cloudtrail_principal(record: dict[str, Any]) -> str:
+    who = record.get("userIdentity")
+    arn = who.get("arn") if isinstance(who, dict) else None
+    ip = record.get("sourceIPAddress")
+    return principal_of(arn if isinstance(arn, str) else "-", ip if isinstance(ip, str) else "-")
+
+
+def _event_time(text: Any) -> int:
+    if not isinstance(text, str):
+        raise BadRecord("no eventTime")
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadRecord(f"eventTime {text!r:.40} is not ISO 8601") from None
+    if moment.tzinfo is None:
+        raise BadRecord(f"eventTime {text!r:.40} has no time zone")
+    return int(moment.timestamp() * 1000)
+
+
+# --- a log file, whichever it is ---------------------------------------------------------------
+
+
+def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Lines (ending at `\\n`) of a stream read in chunks, so a file is never held whole."""
+    rest = b""
+    for chunk in chunks:
+        if not chunk:
+            continue
+        pieces = (rest + chunk).split(b"\n")
+        rest = pieces.pop()
+        yield from pieces
+    if rest:
+        yield rest
+
+
+def chunks_of(stream: BinaryIO) -> Iterator[bytes]:
+    """A binary stream in CHUNK_BYTES pieces, gunzipped when it starts with gzip's magic."""
+    head = stream.read(2)
+    if head == b"\x1f\x8b":
+        stream = gzip.GzipFile(fileobj=_Rejoined(head, stream))  # type: ignore[assignment]
+        head = b""
+    yield head
+    while chunk := stream.read(CHUNK_BYTES):
+        yield chunk
+
+
+def file_reads(
+    stream: BinaryIO, where: str, problems: ReadProblems, parser: AccessLogParser
+) -> Iterator[Read]:
+    """The reads of one log file, an access log or a CloudTrail file (JSON, `{` first),
+    gzipped or not. A stream that fails (OSError, a broken gzip) raises: the caller counts
+    nothing of the file, so that a later run reads it whole."""
+    chunks = chunks_of(stream)
+    first = b""
+    for chunk in chunks:  # the first bytes say which kind of log it is
+        first += chunk
+        if first.strip():
+            break
+    if first.lstrip().startswith(b"{"):
+        yield from cloudtrail_reads(first + b"".join(chunks), where, problems)
+    else:
+        yield from access_log_reads(split_lines(_prepend(first, chunks)), where, problems, parser)
+
+
+def _prepend(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from chunks
+
+
+class _Rejoined(io.RawIOBase):
+    """A stream whose first bytes were already read, put back in front of the rest."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            n = min(len(buffer), len(self._head))
+            buffer[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._rest.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)

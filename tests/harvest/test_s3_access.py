@@ -1,0 +1,183 @@
+"""`harvest s3-access` (harvest/s3/access.py): log files on moto over HTTP and in a local
+directory become readers of the datasets their keys fold into, with exact read counts however
+often the same logs are read again."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from access_log_fixtures import ROLE, access_line, cloudtrail_file, cloudtrail_record
+from botocore.client import BaseClient
+from click.testing import CliRunner
+from s3_fixtures import new_bucket, s3_settings
+
+from lineagegraph.cli import cli
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.s3.access import harvest_s3_access
+from lineagegraph.harvest.s3.harvester import harvest_s3
+from lineagegraph.questions.lineage import impact
+from lineagegraph.reports.options import build_options
+from lineagegraph.reports.orphans import run_report
+from lineagegraph.reports.presentation import iso
+from lineagegraph.settings import ReportSettings, Settings
+
+DAY = 86_400_000
+T0 = 1_717_200_000_000  # 2024-06-01T00:00:00Z
+ANALYST = "arn:aws:iam::123456789012:user/ana lyst"  # IAM names may not hold spaces; ours do
+
+
+def readers(store: GraphStore) -> dict[tuple[str, str], dict[str, Any]]:
+    """(transformation urn, asset urn) -> the READS_FROM edge's counts, for s3-access readers."""
+    rows = store.execute(
+        "MATCH (t:Transformation {system: 's3-access'})-[e:READS_FROM]->(a:Asset) "
+        "RETURN t.urn AS t, a.urn AS a, e.read_count AS n, e.first_seen AS first, "
+        "e.last_seen AS last, t.name AS name",
+        write=False,
+    ).records()
+    return {(r["t"], r["a"]): {k: r[k] for k in ("n", "first", "last", "name")} for r in rows}
+
+
+def log(lines: list[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_logs_in_a_bucket_become_readers_with_exact_counts_and_reruns_add_nothing(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str
+) -> None:
+    logs, lake = new_bucket(moto, "logs"), "lake"
+    first = log([
+        access_line(lake, "raw/orders/dt=2024-06-01/part-0.parquet", T0),
+        access_line(lake, "raw/orders/dt=2024-06-02/part 1.parquet", T0 + DAY),
+        access_line(lake, "raw/orders/x.csv", T0 - DAY, operation="REST.HEAD.OBJECT"),
+        access_line(lake, "raw/orders/y.csv", T0, operation="REST.PUT.OBJECT"),
+        access_line(lake, "raw/clicks/café.json", T0, "-", ip="203.0.113.9"),
+        access_line(lake, "raw/orders/z.csv", T0)[:80],
+    ])  # fmt: skip
+    moto.put_object(Bucket=logs, Key="s3/2024-06-02-00-00-00-AAAA", Body=first)
+    trail = cloudtrail_file([
+        cloudtrail_record(lake, "raw/orders/dt=2024-06-03/p.parquet", T0 + 2 * DAY, ANALYST),
+        cloudtrail_record(lake, "raw/orders/src.csv", T0 + 3 * DAY, ANALYST, event="CopyObject"),
+        cloudtrail_record(lake, "raw/orders/w.csv", T0, ANALYST, event="PutObject"),
+    ])  # fmt: skip
+    moto.put_object(Bucket=logs, Key="trail/123_CloudTrail_us-east-1_X.json.gz", Body=trail)
+    settings = s3_settings(moto_endpoint)
+
+    run, report = harvest_s3_access(store, settings, f"s3://{logs}/")
+    assert run.status == "success"
+    role, analyst = f"s3-access://{lake}/{ROLE}", f"s3-access://{lake}/{ANALYST}"
+    orders, clicks = f"s3://{lake}/raw/orders", f"s3://{lake}/raw/clicks"
+    expected = {
+        (role, orders): {"n": 3, "first": T0 - DAY, "last": T0 + DAY, "name": ROLE},
+        (f"s3-access://{lake}/203.0.113.9", clicks): {
+            "n": 1, "first": T0, "last": T0, "name": "203.0.113.9"},
+        (analyst, orders): {"n": 2, "first": T0 + 2 * DAY, "last": T0 + 3 * DAY, "name": ANALYST},
+    }  # fmt: skip
+    assert readers(store) == expected
+    assert report.reads == 6 and report.read_files == 2
+    assert report.problems.named == [
+        f"s3://{logs}/s3/2024-06-02-00-00-00-AAAA:6: cut short or malformed: a line has at "
+        "least 18 fields, up to the user agent"
+    ]
+
+    again, report = harvest_s3_access(store, settings, f"s3://{logs}/", full=True)
+    assert again.status == "success" and report.counted_before == 2 and report.read_files == 0
+    assert readers(store) == expected
+
+    late = log([access_line(lake, "raw/orders/a.csv", T0 - 2 * DAY)])  # delivered late
+    moto.put_object(Bucket=logs, Key="s3/2024-06-01-00-00-00-LATE", Body=late)
+    harvest_s3_access(store, settings, f"s3://{logs}/")
+    expected[role, orders] |= {"n": 4, "first": T0 - 2 * DAY}
+    assert readers(store) == expected
+
+
+def test_an_unreadable_file_counts_nothing_the_run_is_partial_and_a_rerun_counts_it_once(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    good = log([access_line("lake", "t/a.csv", T0), access_line("lake", "t/b.csv", T0)])
+    (tmp_path / "a.log").write_bytes(good)
+    whole = gzip.compress(log([access_line("lake", "t/c.csv", T0 + i) for i in range(500)]))
+    (tmp_path / "b.log.gz").write_bytes(whole[: len(whole) // 2])
+    settings = Settings()
+
+    run, report = harvest_s3_access(store, settings, str(tmp_path))
+    assert run.status == "partial" and run.watermark is None
+    assert report.failed_files[0].startswith(f"{tmp_path / 'b.log.gz'}: unreadable")
+    assert readers(store)[f"s3-access://lake/{ROLE}", "s3://lake/t"]["n"] == 2
+
+    (tmp_path / "b.log.gz").write_bytes(whole)
+    run, report = harvest_s3_access(store, settings, str(tmp_path))
+    assert run.status == "success" and report.counted_before == 1
+    assert readers(store)[f"s3-access://lake/{ROLE}", "s3://lake/t"]["n"] == 502
+
+
+def test_files_delivered_before_the_overlap_window_are_not_read_again(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    settings = Settings(s3={"access_overlap_hours": 1})
+    newest = tmp_path / "1.log"
+    newest.write_bytes(log([access_line("lake", "t/a", T0)]))
+    os.utime(newest, (T0 / 1000, T0 / 1000))
+    harvest_s3_access(store, settings, str(tmp_path))
+    for name, age_ms in (("old.log", 2 * 3_600_000), ("recent.log", 1_800_000)):
+        path = tmp_path / name
+        path.write_bytes(log([access_line("lake", "t/a", T0)]))
+        at = (T0 - age_ms) / 1000
+        os.utime(path, (at, at))
+
+    _, report = harvest_s3_access(store, settings, str(tmp_path))
+    assert (report.files, report.counted_before, report.read_files) == (2, 1, 1)
+    assert readers(store)[f"s3-access://lake/{ROLE}", "s3://lake/t"]["n"] == 2
+    marks = store.execute("MATCH (m:S3AccessLog) RETURN m.key AS k", write=False).records()
+    kept = sorted(str(tmp_path / name) for name in ("1.log", "recent.log"))
+    assert sorted(r["k"] for r in marks) == kept
+
+
+def test_the_command_reads_a_directory_and_names_bad_lines(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "x.log").write_bytes(log([access_line("lake", "t/a", T0), "garbage line"]))
+    args = ["--data-dir", str(tmp_path / "g"), "harvest", "s3-access", str(logs)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    assert f"warning: {logs / 'x.log'}:2: not an S3 server access log line" in result.output
+    assert "1 log files read (0 counted before), 1 reads by 1 readers" in result.output
+
+
+def test_a_prefix_only_a_role_reads_is_consumed_until_the_reads_stop_for_the_window(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str
+) -> None:
+    lake, logs = new_bucket(moto, "lake"), new_bucket(moto, "logs")
+    for key in ("raw/orders/dt=2024-06-01/a.parquet", "raw/clicks/b.json"):
+        moto.put_object(Bucket=lake, Key=key, Body=b"x" * 1000)
+    settings = s3_settings(moto_endpoint)
+    harvest_s3(store, settings, lake)
+    now = int(time.time() * 1000)
+    key = "raw/orders/dt=2024-06-01/a.parquet"
+    daily = [access_line(lake, key, now - d * DAY) for d in range(5)]  # a role, every day
+    moto.put_object(Bucket=logs, Key="s3/today", Body=log(daily))
+    harvest_s3_access(store, settings, f"s3://{logs}/s3/")
+
+    def report(kind: Literal["orphans", "cost"], as_of: int) -> dict[str, dict[str, Any]]:
+        options = build_options(ReportSettings(), kind, as_of=as_of, by="dataset")
+        found = run_report(store, options)
+        return {row[1]: dict(zip(found.columns, row, strict=True)) for row in found.rows}
+
+    orders, clicks = f"s3://{lake}/raw/orders", f"s3://{lake}/raw/clicks"
+    assert set(report("orphans", now + 1000)) == {clicks}
+    cost = report("cost", now + 1000)
+    assert cost[orders]["readers"] == ROLE and cost[orders]["orphaned_objects"] == 0
+    assert cost[orders]["last_read"] == iso(now)
+    assert cost[clicks]["readers"] is None
+
+    later = now + 91 * DAY  # no read for the whole lookback window: an orphan, its reader named
+    orphans = report("orphans", later)
+    assert set(orphans) == {clicks, orders}
+    assert (orphans[orders]["readers"], orphans[orders]["last_read"]) == (ROLE, iso(now))
+
+    affected = impact(store, orders)
+    reader = f"s3-access://{lake}/{ROLE}"
+    assert [(t.urn, t.system) for t in affected.transformations] == [(reader, "s3-access")]

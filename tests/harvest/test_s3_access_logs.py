@@ -1,0 +1,202 @@
+"""Reading S3 server access logs and CloudTrail data events as object reads
+(harvest/s3/access_logs.py): AWS's documented lines, generated lines with awkward keys and
+user agents, lines cut short, CloudTrail files, and a generated log read back whole."""
+
+from __future__ import annotations
+
+import gzip
+import io
+
+import pytest
+from access_log_fixtures import (
+    AWS_EXAMPLE,
+    ROLE,
+    access_line,
+    cloudtrail_file,
+    cloudtrail_record,
+)
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lineagegraph.harvest.s3.access_logs import (
+    AccessLogParser,
+    BadRecord,
+    Read,
+    ReadProblems,
+    file_reads,
+)
+
+AT = 1_549_411_238_000  # 06/Feb/2019:00:00:38 +0000
+
+
+def reads_of(data: bytes, where: str = "log") -> tuple[list[Read], ReadProblems]:
+    problems = ReadProblems()
+    found = list(file_reads(io.BytesIO(data), where, problems, AccessLogParser()))
+    return found, problems
+
+
+def test_aws_documented_example_parses_and_holds_no_object_read() -> None:
+    found, problems = reads_of(AWS_EXAMPLE.encode())
+    assert (found, problems.skipped) == ([], 0)
+
+
+def test_aws_documented_put_line_turned_into_a_get_is_a_read_at_its_time() -> None:
+    put = AWS_EXAMPLE.splitlines()[4]
+    line = put.replace("REST.PUT.OBJECT", "REST.GET.OBJECT")
+    found, problems = reads_of(line.encode())
+    owner = line.split(" ")[0]
+    assert found == [Read("amzn-s3-demo-bucket1", "s3-dg.pdf", owner, AT + 79_000)]
+    assert problems.skipped == 0
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["raw/a b/c d.csv", "raw/100%/x+y.csv", "raw/café/日本語 ☃.parquet", 'q/"quoted".json',
+     "raw/dt=2024-01-01/part-0.parquet", "top.csv", "a/%2F/b"],
+)  # fmt: skip
+def test_generated_keys_come_back_exactly(key: str) -> None:
+    found, _ = reads_of(access_line("lake", key, AT).encode())
+    assert found == [Read("lake", key, ROLE, AT)]
+
+
+def test_reads_are_get_head_copy_source_and_select_and_only_when_they_succeeded() -> None:
+    ops = ["REST.GET.OBJECT", "REST.HEAD.OBJECT", "REST.COPY.OBJECT_GET", "REST.POST.SELECT",
+           "REST.PUT.OBJECT", "REST.DELETE.OBJECT", "REST.GET.BUCKET",
+           "REST.COPY.OBJECT"]  # fmt: skip
+    lines = [access_line("lake", f"k/{i}", AT, operation=op) for i, op in enumerate(ops)]
+    lines += [
+        access_line("lake", "k/denied", AT, status="403"),
+        access_line("lake", "k/missing", AT, operation="REST.HEAD.OBJECT", status="404"),
+        access_line("lake", "k/partial", AT, status="206"),
+        access_line("lake", "k/cached", AT, status="304"),
+    ]
+    found, problems = reads_of("\n".join(lines).encode())
+    assert [r.key for r in found] == ["k/0", "k/1", "k/2", "k/3", "k/partial", "k/cached"]
+    assert problems.skipped == 0
+
+
+def test_anonymous_reads_are_by_the_remote_ip_and_the_time_zone_is_applied() -> None:
+    line = access_line("lake", "pub/x", AT, "-", ip="203.0.113.9").replace("+0000]", "+0130]")
+    found, _ = reads_of(line.encode())
+    assert found == [Read("lake", "pub/x", "203.0.113.9", AT - 90 * 60_000)]
+
+
+@pytest.mark.parametrize(
+    "agent",
+    ['Mozilla/5.0 "quoted" (X11)', 'agent \\"escaped\\" x', '"', "-", 'a" "b'],
+)
+def test_quotes_in_user_agents_do_not_break_a_line(agent: str) -> None:
+    for newer in (True, False):
+        found, problems = reads_of(
+            access_line("lake", "k", AT, agent=agent, newer_fields=newer).encode()
+        )
+        assert (found, problems.skipped) == ([Read("lake", "k", ROLE, AT)], 0)
+
+
+def test_lines_cut_short_are_skipped_and_named_by_file_and_line_the_others_kept() -> None:
+    good = access_line("lake", "k", AT)
+    cut_at = [good.index('"-"') + 3, good.index('"aws-cli') + 4, good.index(" 200 ") + 4, 60]
+    lines = [good, *(good[:n] for n in cut_at), "garbage", good.replace("Feb", "Fbr"), good]
+    found, problems = reads_of("\n".join(lines).encode(), "s3://logs/2019-02-06-00-00-38-X")
+    assert len(found) == 2
+    assert problems.skipped == 6
+    assert [p.split(": ")[0] for p in problems.named] == [
+        f"s3://logs/2019-02-06-00-00-38-X:{n}" for n in range(2, 8)
+    ]
+    assert "cut short" in problems.named[0]
+
+
+def test_a_key_that_is_not_utf8_is_a_bad_line() -> None:
+    line = access_line("lake", "k", AT).replace(" k ", " bad%FF ")
+    found, problems = reads_of(line.encode())
+    assert found == [] and "not URL-encoded UTF-8" in problems.named[0]
+
+
+def test_gzipped_access_logs_and_crlf_endings_read_alike() -> None:
+    text = access_line("lake", "a b", AT) + "\r\n" + access_line("lake", "c", AT) + "\r\n"
+    assert reads_of(gzip.compress(text.encode()))[0] == reads_of(text.encode())[0]
+    assert [r.key for r in reads_of(text.encode())[0]] == ["a b", "c"]
+
+
+def test_cloudtrail_reads_with_copy_source_select_and_anonymous() -> None:
+    records = [
+        cloudtrail_record("lake", "raw/a b.csv", AT),
+        cloudtrail_record("lake", "raw/h", AT + 1000, event="HeadObject"),
+        cloudtrail_record("lake", "raw/src é.csv", AT + 2000, event="CopyObject"),
+        cloudtrail_record("lake", "raw/s", AT + 3000, event="SelectObjectContent"),
+        cloudtrail_record("lake", "raw/pub", AT + 4000, None, ip="203.0.113.9"),
+        cloudtrail_record("lake", "raw/put", AT, event="PutObject"),
+        cloudtrail_record("lake", "raw/denied", AT, error="AccessDenied"),
+        {"eventSource": "s3.amazonaws.com", "eventName": "GetObject", "eventTime": "x"},
+        "not a record",
+    ]
+    found, problems = reads_of(cloudtrail_file(records), "trail.json.gz")
+    assert found == [
+        Read("lake", "raw/a b.csv", ROLE, AT),
+        Read("lake", "raw/h", ROLE, AT + 1000),
+        Read("lake", "raw/src é.csv", ROLE, AT + 2000),
+        Read("lake", "raw/s", ROLE, AT + 3000),
+        Read("lake", "raw/pub", "203.0.113.9", AT + 4000),
+    ]
+    assert problems.skipped == 2
+    assert problems.named[0].startswith("trail.json.gz: Records[7]: ")
+
+
+def test_a_cloudtrail_file_that_is_not_json_is_one_problem() -> None:
+    found, problems = reads_of(gzip.compress(b'{"Records": [1, 2'), "t.json.gz")
+    assert found == [] and problems.skipped == 1
+    assert problems.named[0].startswith("t.json.gz: not a CloudTrail log file")
+
+
+def test_a_truncated_gzip_raises_so_nothing_of_the_file_counts() -> None:
+    data = gzip.compress((access_line("lake", "k", AT) + "\n").encode() * 1000)
+    with pytest.raises((EOFError, OSError)):
+        reads_of(data[: len(data) // 2])
+
+
+def test_an_unknown_month_is_a_bad_line() -> None:
+    with pytest.raises(BadRecord, match="unknown month 'Fex'"):
+        AccessLogParser().read_of(access_line("lake", "k", AT).replace("/Feb/", "/Fex/"))
+
+
+# --- a generated log reads back as the reads it describes -----------------------------------
+
+_KEY_CHARS = st.one_of(
+    st.sampled_from([" ", "+", "%", "/", '"', "=", "é", "日", "😀", "\t", "?", "#", "&"]),
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+)
+_keys = st.text(_KEY_CHARS, min_size=1, max_size=40)
+_principals = st.one_of(
+    st.from_regex(r"arn:aws:sts::\d{12}:assumed-role/[A-Za-z0-9+=,.@_-]{1,20}/[a-z0-9]{1,8}",
+                  fullmatch=True),
+    st.from_regex(r"[0-9a-f]{64}", fullmatch=True),
+    st.just("-"),
+)  # fmt: skip
+_entries = st.tuples(
+    st.from_regex(r"[a-z0-9][a-z0-9.-]{2,20}", fullmatch=True),
+    _keys,
+    _principals,
+    st.integers(0, 4_000_000_000).map(lambda s: s * 1000),
+    st.sampled_from(
+        ["REST.GET.OBJECT", "REST.HEAD.OBJECT", "REST.PUT.OBJECT", "REST.COPY.OBJECT_GET"]
+    ),
+    st.sampled_from(["200", "206", "304", "403", "404", "500"]),
+    st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=30),
+    st.booleans(),
+)
+
+
+@given(st.lists(_entries, max_size=30))
+def test_a_generated_log_round_trips_to_the_reads_it_describes(entries: list) -> None:
+    lines, expected = [], []
+    for bucket, key, principal, at, operation, status, agent, newer in entries:
+        lines.append(
+            access_line(bucket, key, at, principal, ip="198.51.100.7", operation=operation,
+                        status=status, agent=agent, newer_fields=newer)
+        )  # fmt: skip
+        if operation != "REST.PUT.OBJECT" and (status.startswith("2") or status == "304"):
+            who = "198.51.100.7" if principal == "-" else principal
+            expected.append(Read(bucket, key, who, at))
+    found, problems = reads_of("\n".join(lines).encode())
+    assert found == expected
+    assert problems.skipped == 0
