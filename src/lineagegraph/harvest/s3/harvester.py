@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lineagegraph.errors import ConfigError, LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
-from lineagegraph.harvest.s3.client import endpoint_of, make_client
+from lineagegraph.harvest.s3.client import bucket_region, endpoint_of, make_client
 from lineagegraph.harvest.s3.inventory import check_data_files, data_file_pages, read_manifest
 from lineagegraph.harvest.s3.inventory_spark import (
     inventory_rollups_with_spark,
@@ -80,14 +80,17 @@ def scan_and_settle(
     *,
     allow_mass_delete: bool,
     progress: ScanProgress | None,
+    region: tuple[str | None, str | None] = (None, None),
 ) -> S3Report:
     """The body of a harvest run, shared by listing and S3 Inventory: scan, then soft-delete
     and roll up. After Ctrl-C it returns at once with `interrupted` set and nothing deleted, so
     the run closes as 'partial' and the caller re-raises KeyboardInterrupt."""
     stats = ScanStats()
-    writer = FileWriter(store, settings.identity.rules(), run, stats)
+    writer = FileWriter(store, settings.identity.rules(), run, stats, region[0])
     previous = {scope: live_objects(store, scope) for scope in scopes}
     report = S3Report(run.id, run.scope, "running", stats)
+    if region[1]:
+        report.warnings.append(region[1])
     try:
         failures = scan(tasks, writer, settings.s3, endpoint, progress)
     except KeyboardInterrupt:
@@ -153,6 +156,7 @@ def harvest_s3(
             endpoint,
             allow_mass_delete=allow_mass_delete,
             progress=progress,
+            region=bucket_region(client, bucket),
         )
     return finished(report, run)
 
