@@ -280,6 +280,19 @@ class Facts:
             (self.blocks if fact.source == BLOCK else self.origins).append(fact)
 
 
+def tag_list(store: GraphStore, settings: TagSettings) -> list[dict[str, str | None]]:
+    """Every tag stated in the graph or by a settings glob, once, with one reason as its
+    description: Marquez's tag list (derived tags repeat these)."""
+    found: dict[str, str | None] = {}
+    for row in store.read("tags_facts"):
+        if row["source"] != BLOCK:
+            tag = row["key"] if row["value"] is None else f"{row['key']}={row['value']}"
+            found[tag] = found.get(tag) or row["reason"]
+    for glob in settings.globs:
+        found[glob.tag] = found.get(glob.tag) or glob.reason
+    return [{"name": name, "description": found[name]} for name in sorted(found)]
+
+
 def glob_origins(settings: TagSettings, urns: Iterable[str]) -> list[TagOrigin]:
     """The tags [[tags.globs]] give the assets among `urns`."""
     found = []
@@ -355,6 +368,14 @@ class Propagation:
             key, value = self.groups[g]
             found.append(DerivedTag(urns[-1], key, value, origin, urns, len(urns) - 1))
         return highest(found, self.levels, own)
+
+    def tag_names(self, urn: str) -> list[str]:
+        """`key=value` of every tag `urn` carries, its own and derived (none if not in the
+        slice), as Marquez names tags."""
+        node = self.piece.index.get(urn)
+        if node is None:
+            return []
+        return sorted({t.tag for t in [*self.own(node), *self.derived(node)]})
 
     def why(self, group: int, node: int) -> tuple[TagOrigin, tuple[str, ...]]:
         """The origin that brought the group's tag to `node` and the urns on the way."""
