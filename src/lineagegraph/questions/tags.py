@@ -226,13 +226,16 @@ def load_all(store: GraphStore, piece: LineageSlice) -> None:
         for row in store.read("tags_page_assets", page, plain=True):
             if row["deleted_at"] is None:
                 slot[row["id"]] = piece.node(row["urn"], column=False)
+    index = piece.index
     for page in pages:
-        rows = [
-            r for r in store.read("tags_page_columns", page, plain=True) if slot[r["asset"]] >= 0
-        ]
-        added = piece.add_columns((r["urn"], slot[r["asset"]]) for r in rows)
-        for row, i in zip(rows, added, strict=True):
-            slot[row["id"]] = i
+        rows = []
+        for row in store.read("tags_page_columns", page, plain=True):
+            owner = index.get(row["urn"].rpartition("#")[0], -1)  # identity.column_urn
+            if owner >= 0 and not piece.is_column(owner):  # not of a deleted asset
+                rows.append((row["id"], row["urn"], owner))
+        added = piece.add_columns((urn, owner) for _, urn, owner in rows)
+        for (graph_id, _, _), i in zip(rows, added, strict=True):
+            slot[graph_id] = i
     width = top + 2
     carrying: set[int] = set()  # asset pairs some plain FEEDS edge joins, as src * width + dst
     masked: dict[int, set[str]] = {}
