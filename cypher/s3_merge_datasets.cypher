@@ -1,5 +1,6 @@
 // Upsert the :Dataset nodes listed objects belong to, each once per batch. Rows: {urn, name,
-// seen}; params: rows, bucket. Like merge_datasets, plus the bucket, and a urn already held by
+// seen}; params: rows, bucket, region (the bucket's, or null: keep the one stored). Like
+// merge_datasets, plus the bucket and its region, and a urn already held by
 // another kind of asset (an object `a` beside objects under `a/`) is left alone: the files under
 // it are then skipped by s3_merge_files instead of failing the batch on the unique constraint.
 UNWIND $rows AS r
@@ -10,6 +11,7 @@ WHERE clash IS NULL
 MERGE (n:Asset:Dataset {urn: r.urn})
 ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen, n.last_seen = r.seen
 SET n.bucket = $bucket,
+    n.region = coalesce($region, n.region),
     n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,
     n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at THEN n.deleted_at ELSE null END,
     n.last_seen = CASE WHEN r.seen > n.last_seen THEN r.seen ELSE n.last_seen END

@@ -4,5 +4,5 @@ UNWIND $urns AS u
 MATCH (g:Tag)-[:TAGS]->(t:Asset {urn: u})
 WITH g, t
 WHERE g.removed_at IS NULL
-RETURN g.urn AS urn, t.urn AS target, null AS asset, g.key AS key, g.value AS value,
+RETURN g.urn AS urn, t.urn AS target, g.key AS key, g.value AS value,
        g.source AS source, g.by AS by, g.at AS at, g.reason AS reason

@@ -1,10 +1,9 @@
-// The classification facts in force on the given columns (blocks included), with each
-// column's asset: the tags a slice of the graph starts from.
+// The classification facts in force on the given columns (blocks included): the tags a
+// slice of the graph starts from.
 // Params: urns (list of column urns).
 UNWIND $urns AS u
 MATCH (g:Tag)-[:TAGS]->(t:Column {urn: u})
-OPTIONAL MATCH (t)-[:COLUMN_OF]->(a:Asset)
-WITH g, t, a
+WITH g, t
 WHERE g.removed_at IS NULL
-RETURN g.urn AS urn, t.urn AS target, a.urn AS asset, g.key AS key, g.value AS value,
+RETURN g.urn AS urn, t.urn AS target, g.key AS key, g.value AS value,
        g.source AS source, g.by AS by, g.at AS at, g.reason AS reason

@@ -1,11 +1,12 @@
-// One hop of column lineage upstream for tag derivation (the slice behind one column): one
-// row per FEEDS edge into the frontier's columns, with the feeding column, its asset and the
-// functions that stop a tag on the edge (as in tags_feeds_down).
+// One hop of column lineage upstream for tag derivation (the slice behind one column or
+// asset): one row per FEEDS edge into the frontier's columns, with the feeding column, its
+// asset and the functions that stop a tag on the edge (its masked_by when no sighting copied
+// the value plainly, else []). Columns of deleted assets are left out: data no longer flows
+// through them.
 // Params: frontier (list of column urns).
 UNWIND $frontier AS u
-MATCH (a:Column)-[e:FEEDS]->(:Column {urn: u})
-OPTIONAL MATCH (a)-[:COLUMN_OF]->(owner:Asset)
+MATCH (owner:Asset)<-[:COLUMN_OF]-(a:Column)-[e:FEEDS]->(:Column {urn: u})
 WITH u, e, a, owner
-WHERE owner IS NULL OR owner.deleted_at IS NULL
+WHERE owner.deleted_at IS NULL
 RETURN a.urn AS src, u AS dst, owner.urn AS asset,
        CASE WHEN coalesce(e.plain, true) THEN [] ELSE coalesce(e.masked_by, []) END AS masks

@@ -49,6 +49,12 @@ FIGURES = {
     ],
     "bench_snowflake": [r"[\d,]+ rows/s, [\d,]+ pairs/s", r"vs unreduced baseline: [\d.]+x"],
     "bench_spark": [r"action: median +[\d.]+ ms without", r"\(ratio [\d.]+\)"],
+    "bench_tags": [
+        r"all derived tags: [\d,]+ \(node, tag\) pairs .* in [\d.]+ s; peak RSS [\d,]+ MiB",
+        r"tags ASSET#COLUMN, .*: p50 [\d.]+ ms, p95 [\d.]+ ms; load average",
+        r"check --policy, whole graph: [\d,]+ violations in [\d.]+ s",
+        r"ratio: per-origin baseline [\d.]+x all derived tags",
+    ],
     "bench_traversal": [r"all traversals: median [\d.]+ ms", r"naive/ours median [\d.]+x"],
 }
 

@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from s3_fixtures import (
     Fault,
     FaultProxy,
+    client_for,
     datasets,
     deleted,
     files,
@@ -695,3 +696,31 @@ def test_human_bytes() -> None:
     assert [human_bytes(n) for n in (0, 1023, 1024, 3 * 1024**4 * 1024)] == [
         "0 B", "1,023 B", "1.0 KiB", "3,072.0 TiB",
     ]  # fmt: skip
+
+
+def test_a_listing_stores_the_bucket_region_on_its_datasets(
+    store: GraphStore, moto: BaseClient, moto_endpoint: str, settings
+) -> None:  # type: ignore[no-untyped-def]
+    eu = client_for(moto_endpoint)
+    name = new_bucket(moto).replace("lg-", "lg-eu-")
+    eu.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
+    put_many(eu, name, {"raw/a.csv": (b"x", "STANDARD")})
+    report = harvest_s3(store, settings, name)
+    assert report.status == "success" and report.warnings == []
+    assert {d["region"] for d in datasets(store, name).values()} == {"eu-west-1"}
+
+
+def test_a_region_that_cannot_be_read_is_a_warning_and_keeps_the_stored_one(
+    store: GraphStore, moto: BaseClient, bucket: str, fault_proxy, moto_endpoint: str
+) -> None:  # type: ignore[no-untyped-def]
+    put_many(moto, bucket, {"raw/a.csv": (b"x", "STANDARD")})
+    harvest_s3(store, s3_settings(moto_endpoint), bucket)
+    assert {d["region"] for d in datasets(store, bucket).values()} == {"us-east-1"}
+    fault_proxy.add(Fault(lambda r: "location" in r.query, 403, "AccessDenied", "Access Denied"))
+    report = harvest_s3(store, s3_settings(fault_proxy.endpoint), bucket)
+    assert report.status == "success"
+    assert report.warnings == [
+        f"the region of bucket {bucket!r} was not read (AccessDenied; the credentials need "
+        "s3:GetBucketLocation): classification policies cannot check its region"
+    ]
+    assert {d["region"] for d in datasets(store, bucket).values()} == {"us-east-1"}

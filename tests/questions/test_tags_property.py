@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, TagFact
-from lineagegraph.questions.tags import BLOCK, derive_all
+from lineagegraph.questions.tags import BLOCK, derive_all, derive_at
 from lineagegraph.tags_settings import TagSettings
 
 T0 = 1_700_000_000_000
@@ -159,6 +159,12 @@ def test_derivation_is_a_plain_search_with_the_stops_and_untag_restores_it(
     write(store, [*graph_items(feed_list, flow_list), *facts, *block_facts])
     before = derived(store)
     assert before == reference(feed_list, flow_list, tagged, blocked)
+    for node in NODES:  # each node asked alone reads only what lies upstream of it
+        owner = node.rpartition("#")[0] or None
+        one = derive_at(store, TagSettings(), [(node, owner)])
+        assert {(node, d.key, d.value) for d in one.derived(one.piece.index[node])} == {
+            t for t in before if t[0] == node
+        }
 
     # more tags from another source, then withdrawn: every copy goes, the rest stays
     more = [TagFact(n, k, v, "dbt", "run", T0 + 1) for n, (k, v) in extra]

@@ -27,7 +27,6 @@ nearest origin, whose path is kept as a predecessor array.
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ BLOCK = "block"
 value the urn of the one source it blocks from (null: from every source)."""
 
 _CHUNK = 5000
+_NO_FLOWS: list[int] = []  # a column's: shared, never appended to (FLOWS_TO leave assets)
 UNREACHED, _ORIGIN = -2, -1
 """A node's predecessor in a Propagation: not reached by the tag, or an origin of it."""
 ASSET, _COLUMN_OF_UNKNOWN = -2, -1
@@ -125,10 +125,22 @@ class LineageSlice:
             self.names.append(urn)
             self.asset_of.append(_COLUMN_OF_UNKNOWN if column else ASSET)
             self.feeds.append([])
-            self.flows.append([])
+            self.flows.append(_NO_FLOWS if column else [])
         if column and asset is not None and self.asset_of[i] == _COLUMN_OF_UNKNOWN:
             self.asset_of[i] = self.node(asset, column=False)
         return i
+
+    def add_columns(self, columns: Iterable[tuple[str, int]]) -> list[int]:
+        """Columns known to be new, each with its asset node (the whole-graph load)."""
+        begin = len(self.names)
+        for urn, asset in columns:
+            self.index[urn] = len(self.names)
+            self.names.append(urn)
+            self.asset_of.append(asset)
+        added = len(self.names) - begin
+        self.feeds.extend([] for _ in range(added))
+        self.flows.extend([_NO_FLOWS] * added)
+        return list(range(begin, begin + added))
 
     def is_column(self, i: int) -> bool:
         return self.asset_of[i] != ASSET
@@ -140,7 +152,7 @@ class LineageSlice:
             self.masked[src, dst] = masks
 
     def add_flow(
-        self, src: int, dst: int, linked: int, carrying: int, masks: Iterable[str]
+        self, src: int, dst: int, linked: bool, carrying: bool, masks: Iterable[str]
     ) -> None:
         if not linked:
             self.flows[src].append(dst)
@@ -150,22 +162,15 @@ class LineageSlice:
 
 
 def _add_feed_rows(piece: LineageSlice, rows: Iterable[dict[str, Any]]) -> list[int]:
-    """Add FEEDS rows; returns the columns they name that were new."""
-    before = len(piece.names)
+    """Add tags_feeds_up rows; returns the columns they name that were new."""
+    new = []
     for row in rows:
-        src = piece.node(row["src"], row.get("src_asset"), column=True)
-        dst = piece.node(row["dst"], row.get("dst_asset"), column=True)
-        piece.add_feed(src, dst, row["masks"] or ())
-    return list(range(before, len(piece.names)))
-
-
-def _add_flow_rows(piece: LineageSlice, rows: Iterable[dict[str, Any]]) -> list[int]:
-    before = len(piece.names)
-    for row in rows:
-        src = piece.node(row["src"], column=False)
-        dst = piece.node(row["dst"], column=False)
-        piece.add_flow(src, dst, row["linked"], row["carrying"], row["masks"] or ())
-    return list(range(before, len(piece.names)))
+        before = len(piece.names)
+        src = piece.node(row["src"], row["asset"], column=True)
+        if src >= before:
+            new.append(src)
+        piece.add_feed(src, piece.index[row["dst"]], row["masks"] or ())
+    return new
 
 
 def _read(store: GraphStore, name: str, urns: list[str]) -> Iterator[dict[str, Any]]:
@@ -175,44 +180,26 @@ def _read(store: GraphStore, name: str, urns: list[str]) -> Iterator[dict[str, A
         yield from rows
 
 
-def _column_rows(rows: Iterable[dict[str, Any]], side: str) -> Iterator[dict[str, Any]]:
-    """tags_feeds_* rows with the asset they name put on the side it belongs to."""
-    for row in rows:
-        row[f"{side}_asset"] = row["asset"]
-        yield row
-
-
-def load_downstream(store: GraphStore, columns: Iterable[int], piece: LineageSlice) -> None:
-    """Read everything downstream of the slice's seed nodes (columns given, and every asset),
-    level by level: FEEDS out of columns, FLOWS_TO out of assets and of columns' assets."""
-    new = list(columns) + [i for i in range(len(piece.names)) if not piece.is_column(i)]
-    new += [piece.asset_of[i] for i in list(new) if piece.asset_of[i] >= 0]
-    while new:
-        cols = sorted({i for i in new if piece.is_column(i) and i not in piece.fed})
-        assets = {i for i in new if not piece.is_column(i)}
-        assets |= {piece.asset_of[i] for i in new if piece.asset_of[i] >= 0}
-        assets -= piece.flowed
-        piece.fed.update(cols)
-        piece.flowed.update(assets)
-        rows = _column_rows(_read(store, "tags_feeds_down", [piece.names[i] for i in cols]), "dst")
-        new = _add_feed_rows(piece, rows)
-        urns = [piece.names[i] for i in sorted(assets)]
-        new += _add_flow_rows(piece, _read(store, "tags_flows_down", urns))
-
-
-def load_upstream(store: GraphStore, piece: LineageSlice) -> None:
+def load_upstream(store: GraphStore, piece: LineageSlice, seeds: Iterable[int]) -> None:
     """Read everything that can bring a tag to the slice's seeds: FEEDS into columns, FLOWS_TO
-    into assets, and the columns of an asset flowing into one with no column lineage."""
-    new = list(range(len(piece.names)))
+    into assets, and the columns of an asset flowing into one with no column lineage. A
+    column's asset is recorded, not followed: what reaches it only leaves by FLOWS_TO edges,
+    which the search from an asset seed finds."""
+    new = list(seeds)
     while new:
         cols = sorted({i for i in new if piece.is_column(i) and i not in piece.fed})
         assets = sorted({i for i in new if not piece.is_column(i) and i not in piece.flowed})
         piece.fed.update(cols)
         piece.flowed.update(assets)
-        rows = _column_rows(_read(store, "tags_feeds_up", [piece.names[i] for i in cols]), "src")
-        new = _add_feed_rows(piece, rows)
+        new = _add_feed_rows(piece, _read(store, "tags_feeds_up", [piece.names[i] for i in cols]))
         flows = list(_read(store, "tags_flows_up", [piece.names[i] for i in assets]))
-        new += _add_flow_rows(piece, flows)
+        for row in flows:
+            before = len(piece.names)
+            src = piece.node(row["src"], column=False)
+            if src >= before or src not in piece.flowed:
+                new.append(src)
+            dst = piece.index[row["dst"]]
+            piece.add_flow(src, dst, row["linked"] > 0, row["carrying"] > 0, row["masks"])
         open_sources = sorted({row["src"] for row in flows if not row["linked"]})
         params = [{"urns": chunk} for chunk in chunks(open_sources, _CHUNK)]
         for rows in store.read_each("tags_columns_of", params):
@@ -221,6 +208,60 @@ def load_upstream(store: GraphStore, piece: LineageSlice) -> None:
                 i = piece.node(row["column"], row["asset"], column=True)
                 if i >= before:
                     new.append(i)
+
+
+_PAGE = 100_000
+
+
+def load_all(store: GraphStore, piece: LineageSlice) -> None:
+    """Read the whole graph's lineage into the slice: pages of internal ids (tags_page_*),
+    processed page by page, so no reply holds millions of rows. Columns of deleted assets,
+    and deleted assets, are left out."""
+    [top] = [row["top"] for row in store.read("store_node_id_max")]
+    if top is None:
+        return
+    slot = array("i", [-1]) * (top + 1)  # internal id -> slice node
+    pages = [{"from": start, "to": start + _PAGE} for start in range(0, top + 1, _PAGE)]
+    for page in pages:
+        for row in store.read("tags_page_assets", page, plain=True):
+            if row["deleted_at"] is None:
+                slot[row["id"]] = piece.node(row["urn"], column=False)
+    index = piece.index
+    for page in pages:
+        rows = []
+        for row in store.read("tags_page_columns", page, plain=True):
+            owner = index.get(row["urn"].rpartition("#")[0], -1)  # identity.column_urn
+            if owner >= 0 and not piece.is_column(owner):  # not of a deleted asset
+                rows.append((row["id"], row["urn"], owner))
+        added = piece.add_columns((urn, owner) for _, urn, owner in rows)
+        for (graph_id, _, _), i in zip(rows, added, strict=True):
+            slot[graph_id] = i
+    width = top + 2
+    carrying: set[int] = set()  # asset pairs some plain FEEDS edge joins, as src * width + dst
+    masked: dict[int, set[str]] = {}
+    asset_of, feeds = piece.asset_of, piece.feeds
+    for page in pages:
+        for row in store.read("tags_page_feeds", page, plain=True):
+            src, dst = slot[row["src"]], slot[row["dst"]]
+            if src >= 0 and dst >= 0:
+                feeds[src].append(dst)
+                carrying.add(asset_of[src] * width + asset_of[dst])
+        for row in store.read("tags_page_masked_feeds", page):
+            src, dst = slot[row["src"]], slot[row["dst"]]
+            if src >= 0 and dst >= 0:
+                piece.add_feed(src, dst, row["masks"] or ("?",))
+                masked.setdefault(asset_of[src] * width + asset_of[dst], set()).update(
+                    row["masks"] or ("?",)
+                )
+    for page in pages:
+        for row in store.read("tags_page_flows", page, plain=True):
+            src, dst = slot[row["src"]], slot[row["dst"]]
+            if src < 0 or dst < 0:
+                continue
+            pair = src * width + dst
+            masks = masked.get(pair, set())
+            linked = pair in carrying or bool(masks)
+            piece.add_flow(src, dst, linked, pair in carrying, sorted(masks))
 
 
 # --- Facts --------------------------------------------------------------------------------
@@ -232,7 +273,6 @@ class Facts:
 
     origins: list[TagOrigin] = field(default_factory=list)
     blocks: list[TagOrigin] = field(default_factory=list)
-    column_assets: dict[str, str] = field(default_factory=dict)  # an origin column's asset
 
     def add(self, rows: Iterable[dict[str, Any]]) -> None:
         for row in rows:
@@ -241,8 +281,19 @@ class Facts:
                 row["by"], row["at"], row["reason"],
             )  # fmt: skip
             (self.blocks if fact.source == BLOCK else self.origins).append(fact)
-            if row["asset"] is not None:
-                self.column_assets[fact.target] = row["asset"]
+
+
+def tag_list(store: GraphStore, settings: TagSettings) -> list[dict[str, str | None]]:
+    """Every tag stated in the graph or by a settings glob, once, with one reason as its
+    description: Marquez's tag list (derived tags repeat these)."""
+    found: dict[str, str | None] = {}
+    for row in store.read("tags_facts"):
+        if row["source"] != BLOCK:
+            tag = row["key"] if row["value"] is None else f"{row['key']}={row['value']}"
+            found[tag] = found.get(tag) or row["reason"]
+    for glob in settings.globs:
+        found[glob.tag] = found.get(glob.tag) or glob.reason
+    return [{"name": name, "description": found[name]} for name in sorted(found)]
 
 
 def glob_origins(settings: TagSettings, urns: Iterable[str]) -> list[TagOrigin]:
@@ -273,7 +324,7 @@ def slice_facts(store: GraphStore, settings: TagSettings, piece: LineageSlice) -
     """The facts on the slice's nodes, and the tags settings globs give its assets."""
     facts = Facts()
     columns = [urn for i, urn in enumerate(piece.names) if piece.is_column(i)]
-    assets = [urn for i, urn in enumerate(piece.names) if not piece.is_column(i)]
+    assets = [piece.names[i] for i in sorted(piece.flowed)]  # others: owners of columns only
     for name, urns in (("tags_facts_on_columns", columns), ("tags_facts_on_assets", assets)):
         for rows in store.read_each(name, [{"urns": c} for c in chunks(urns, _CHUNK)]):
             facts.add(rows)
@@ -320,6 +371,14 @@ class Propagation:
             key, value = self.groups[g]
             found.append(DerivedTag(urns[-1], key, value, origin, urns, len(urns) - 1))
         return highest(found, self.levels, own)
+
+    def tag_names(self, urn: str) -> list[str]:
+        """`key=value` of every tag `urn` carries, its own and derived (none if not in the
+        slice), as Marquez names tags."""
+        node = self.piece.index.get(urn)
+        if node is None:
+            return []
+        return sorted({t.tag for t in [*self.own(node), *self.derived(node)]})
 
     def why(self, group: int, node: int) -> tuple[TagOrigin, tuple[str, ...]]:
         """The origin that brought the group's tag to `node` and the urns on the way."""
@@ -463,15 +522,10 @@ def _search(
 
 
 def derive_all(store: GraphStore, settings: TagSettings) -> Propagation:
-    """Every derived tag in the graph: the slice downstream of every origin, searched."""
+    """Every derived tag in the graph: its whole lineage read, then searched."""
     facts = all_facts(store, settings)
     piece = LineageSlice()
-    seeds = []
-    for origin in facts.origins:
-        asset = facts.column_assets.get(origin.target)
-        column = asset is not None
-        seeds.append(piece.node(origin.target, asset, column=column))
-    load_downstream(store, [i for i in seeds if piece.is_column(i)], piece)
+    load_all(store, piece)
     return propagate(piece, facts, settings.levels)
 
 
@@ -481,12 +535,6 @@ def derive_at(
     """The tags of the given nodes (urn, and the asset of a column or None for an asset):
     the slice upstream of them, searched downstream."""
     piece = LineageSlice()
-    for urn, asset in urns:
-        piece.node(urn, asset, column=asset is not None)
-    load_upstream(store, piece)
+    seeds = [piece.node(urn, asset, column=asset is not None) for urn, asset in urns]
+    load_upstream(store, piece, seeds)
     return propagate(piece, slice_facts(store, settings, piece), settings.levels)
-
-
-def fact_urn(source: str, key: str, target: str) -> str:
-    """The urn the writer gives a fact (graph/writer.py): one per source, key and target."""
-    return json.dumps([source, key, target], ensure_ascii=False)

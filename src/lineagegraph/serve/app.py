@@ -278,6 +278,7 @@ def create_app(service: Service) -> ASGIApp:
         Route("/api/v1/namespaces", get_namespaces, methods=["GET"]),
         Route("/api/v1/namespaces/{rest:text}", listings.namespace_route, methods=["GET"]),
         Route("/api/v1/column-lineage", listings.column_lineage_route, methods=["GET"]),
+        Route("/api/v1/tags", listings.tags_route, methods=["GET"]),
         Route("/api/v1/search", get_search, methods=["GET"]),
         Route("/api/v1/upstream", _traversal("upstream"), methods=["GET"]),
         Route("/api/v1/downstream", _traversal("downstream"), methods=["GET"]),

@@ -6,6 +6,10 @@
     GET /api/v1/namespaces/{namespace}/jobs               a JobList (limit, offset)
     GET /api/v1/namespaces/{namespace}/jobs/{name}        a Job
     GET /api/v1/column-lineage?nodeId=datasetField:NS:NAME:FIELD&depth=N&withDownstream=false
+    GET /api/v1/tags                                      a TagList: every classification
+
+A dataset's `tags` and its fields' are its classifications, own and derived along lineage
+(docs/classifications.md), each named `key` or `key=value`.
 
 Namespaces and names hold '/' (`s3://bucket`, `sales/2024`), so clients send them
 percent-encoded (`s3:%2F%2Fbucket`); the path is split on its raw '/' before decoding, and a
@@ -25,14 +29,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from lineagegraph import identity
-from lineagegraph.graph.store import GraphStore
-from lineagegraph.identity import FoldRules, IdentityError
+from lineagegraph.graph.store import GraphStore, chunks
+from lineagegraph.identity import FoldRules, IdentityError, split_column_urn
 from lineagegraph.questions.lineage import suggest
+from lineagegraph.questions.tags import derive_at, tag_list
 from lineagegraph.serve import marquez
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.marquez import BadNodeId, NodeNotFound, dataset_data, job_data
 from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
+from lineagegraph.tags_settings import TagSettings
 
 PREFIX = "/api/v1/namespaces/"
 LIMIT, MAX_LIMIT = 100, 10_000  # Marquez's default page
@@ -40,12 +46,38 @@ MAX_OFFSET = 10**9
 FIELD = "datasetField"
 
 
-def datasets(store: GraphStore, namespace: str, limit: int, offset: int) -> dict[str, Any]:
+def datasets(
+    store: GraphStore, namespace: str, limit: int, offset: int, tags: TagSettings
+) -> dict[str, Any]:
     """Marquez's DatasetList: one page of the namespace's datasets, by urn."""
     where = _dataset_prefix(namespace)
     rows = store.read("serve_namespace_assets", {**where, "skip": offset, "limit": limit})
     [count] = store.read("serve_namespace_asset_count", where)
-    return {"totalCount": count["total"], "datasets": [dataset_data(r) for r in rows]}
+    found = [dataset_data(r) for r in rows]
+    return {"totalCount": count["total"], "datasets": with_tags(store, tags, found)}
+
+
+def with_tags(
+    store: GraphStore, settings: TagSettings, found: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The datasets with Marquez's `tags` (their own and derived classifications, named
+    `key=value`) and `fields`, each column with its tags: one slice of the graph upstream of
+    them all (lineagegraph.questions.tags)."""
+    urns = [d["urn"] for d in found]
+    columns: dict[str, list[str]] = {}
+    for chunk in chunks(urns, 5000):
+        for row in store.read("tags_columns_of", {"urns": chunk}):
+            columns.setdefault(row["asset"], []).append(row["column"])
+    seeds = [(u, None) for u in urns] + [(c, a) for a, cs in columns.items() for c in cs]
+    tagged = derive_at(store, settings, seeds)
+    for data in found:
+        data["tags"] = tagged.tag_names(data["urn"])
+        data["fields"] = [
+            {"name": split_column_urn(c)[1], "type": None, "tags": tagged.tag_names(c),
+             "description": None}
+            for c in sorted(columns.get(data["urn"], []))
+        ]  # fmt: skip
+    return found
 
 
 def _dataset_prefix(namespace: str) -> dict[str, str]:
@@ -58,13 +90,15 @@ def _dataset_prefix(namespace: str) -> dict[str, str]:
     return {"root": f"{namespace}:///", "prefix": f"{namespace}:///"}
 
 
-def dataset(store: GraphStore, namespace: str, name: str, rules: FoldRules) -> dict[str, Any]:
+def dataset(
+    store: GraphStore, namespace: str, name: str, rules: FoldRules, tags: TagSettings
+) -> dict[str, Any]:
     """Marquez's Dataset, deleted ones included (`deleted: true`)."""
     urns = identity.openlineage_urns(namespace, name, rules)
     rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": urns})}
     for urn in urns:
         if urn in rows:
-            return dataset_data(rows[urn])
+            return with_tags(store, tags, [dataset_data(rows[urn])])[0]
     close = suggest(store, urns[0]) if urns else []
     raise NodeNotFound(f"no dataset {name!r} in namespace {namespace!r}", close)
 
@@ -233,6 +267,7 @@ def _segments(request: Request) -> list[str]:
 async def namespace_route(request: Request) -> Response:
     """Everything under /api/v1/namespaces/{namespace}."""
     rules = request.app.state.service.rules
+    tags = request.app.state.service.settings.tags
     try:
         ns, *rest = _segments(request)
         if not ns:
@@ -244,13 +279,24 @@ async def namespace_route(request: Request) -> Response:
             return error(404, f"no route {request.url.path!r}")
         if name:
             if what == "datasets":
-                return await _ask(request, dataset, ns, name, rules)
+                return await _ask(request, dataset, ns, name, rules, tags)
             return await _ask(request, job, ns, name)
         limit = int_param(request, "limit", LIMIT, 1, MAX_LIMIT)
         offset = int_param(request, "offset", 0, 0, MAX_OFFSET)
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    return await _ask(request, datasets if what == "datasets" else jobs, ns, limit, offset)
+    if what == "datasets":
+        return await _ask(request, datasets, ns, limit, offset, tags)
+    return await _ask(request, jobs, ns, limit, offset)
+
+
+async def tags_route(request: Request) -> Response:
+    """Marquez's TagList: {tags: [{name, description}]}."""
+    return await _ask(request, _tag_list, request.app.state.service.settings.tags)
+
+
+def _tag_list(store: GraphStore, settings: TagSettings) -> dict[str, Any]:
+    return {"tags": tag_list(store, settings)}
 
 
 async def column_lineage_route(request: Request) -> Response:

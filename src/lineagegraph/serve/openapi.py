@@ -191,6 +191,10 @@ OPENAPI: dict[str, Any] = {
             },
         },
         "/api/v1/namespaces": _get("Marquez's namespace list: dataset and job namespaces"),
+        "/api/v1/tags": _get(
+            "Marquez's tag list: every classification stated in the graph or by settings, "
+            "{tags: [{name, description}]}"
+        ),
         "/api/v1/namespaces/{namespace}": _get("Marquez's namespace", _NS),
         "/api/v1/namespaces/{namespace}/datasets": _get(
             "Marquez's dataset list: the namespace's datasets, by urn", _NS, *_PAGE

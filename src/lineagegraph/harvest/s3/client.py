@@ -95,6 +95,23 @@ def make_client(settings: S3Settings) -> BaseClient:
         ) from None
 
 
+def bucket_region(client: BaseClient, bucket: str) -> tuple[str | None, str | None]:
+    """The bucket's region (GetBucketLocation), which classification policies check, and a
+    warning instead when it cannot be read (no s3:GetBucketLocation): the listing goes on and
+    its datasets keep the region a previous run read. An empty location is us-east-1, and the
+    legacy `EU` is eu-west-1, as AWS documents."""
+    try:
+        found = client.get_bucket_location(Bucket=bucket).get("LocationConstraint")
+    except (ClientError, BotoCoreError) as exc:  # an unreachable endpoint: the listing says
+        code = exc.response.get("Error", {}).get("Code") if isinstance(exc, ClientError) else None
+        code = code or type(exc).__name__
+        return None, (
+            f"the region of bucket {bucket!r} was not read ({code}; the credentials need "
+            "s3:GetBucketLocation): classification policies cannot check its region"
+        )
+    return {None: "us-east-1", "": "us-east-1", "EU": "eu-west-1"}.get(found, found), None
+
+
 def endpoint_of(client: BaseClient) -> str:
     return str(client.meta.endpoint_url)
 

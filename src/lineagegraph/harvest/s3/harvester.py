@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from lineagegraph.errors import ConfigError, LineageGraphError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
-from lineagegraph.harvest.s3.client import endpoint_of, make_client
+from lineagegraph.harvest.s3.client import bucket_region, endpoint_of, make_client
 from lineagegraph.harvest.s3.inventory import check_data_files, data_file_pages, read_manifest
 from lineagegraph.harvest.s3.inventory_spark import (
     inventory_rollups_with_spark,
@@ -81,15 +81,18 @@ def scan_and_settle(
     allow_mass_delete: bool,
     progress: ScanProgress | None,
     hidden_known: bool = True,
+    region: tuple[str | None, str | None] = (None, None),
 ) -> S3Report:
     """The body of a harvest run, shared by listing and S3 Inventory: scan, then soft-delete
     and roll up, and store the hidden cost (unless `hidden_known` is false: versions could not
     be listed). After Ctrl-C it returns at once with `interrupted` set and nothing deleted, so
     the run closes as 'partial' and the caller re-raises KeyboardInterrupt."""
     stats = ScanStats()
-    writer = FileWriter(store, settings.identity.rules(), run, stats)
+    writer = FileWriter(store, settings.identity.rules(), run, stats, region[0])
     previous = {scope: live_objects(store, scope) for scope in scopes}
     report = S3Report(run.id, run.scope, "running", stats)
+    if region[1]:
+        report.warnings.append(region[1])
     try:
         failures = scan(tasks, writer, settings.s3, endpoint, progress)
     except KeyboardInterrupt:
@@ -162,6 +165,7 @@ def harvest_s3(
             allow_mass_delete=allow_mass_delete,
             progress=progress,
             hidden_known=unknown is None,
+            region=bucket_region(client, bucket),
         )
         if unknown and not report.errors:  # else the errors say what went wrong
             report.warnings.append(unknown)

@@ -190,8 +190,16 @@ class FileWriter:
     """Turns pages into graph rows: each batch writes its datasets first (each once), then the
     files with their PART_OF edge (MATCHing the dataset, never MERGEing it per row)."""
 
-    def __init__(self, store: GraphStore, rules: FoldRules, run: HarvestRun, stats: ScanStats):
+    def __init__(
+        self,
+        store: GraphStore,
+        rules: FoldRules,
+        run: HarvestRun,
+        stats: ScanStats,
+        region: str | None = None,
+    ):
         self.store = store
+        self.region = region  # the bucket's, stored on its datasets (None: keep what they hold)
         self.rules = rules
         self.run = run
         self.stats = stats
@@ -282,7 +290,10 @@ class FileWriter:
         """Write `rows` in transactions of the store's batch size; returns the rows written."""
         written = 0
         for chunk in chunks(rows, self.store.batch_size):
-            result = self.store.run(name, {"rows": chunk, "bucket": self._bucket})
+            params = {"rows": chunk, "bucket": self._bucket}
+            if name == "s3_merge_datasets":
+                params["region"] = self.region
+            result = self.store.run(name, params)
             written += int(result.rows[0][0])
         return written
 

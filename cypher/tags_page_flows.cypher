@@ -1,0 +1,6 @@
+// One page of the FLOWS_TO edges, by the internal ids of their assets, for the source assets
+// with ids in [$from, $to) (see tags_page_assets).
+// Params: from, to.
+MATCH (a:Asset)-[:FLOWS_TO]->(b:Asset)
+WHERE id(a) >= $from AND id(a) < $to
+RETURN id(a) AS src, id(b) AS dst
