@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 from lineagegraph.output import usd_text
-from lineagegraph.values.pricing import PriceTable, Tally, Usage, monthly_costs
+from lineagegraph.values.pricing import PriceTable, Tally, Usage, tiered_cost
 
 MONTH_DAYS = 30
 """AWS prorates storage per day; a month here is 30 days (minimum durations are in days)."""
@@ -116,10 +117,39 @@ def usd(amount: Fraction) -> Decimal:
 
 
 def monthly(storage_class: str, tally: Tally, prices: PriceTable) -> Fraction:
-    """USD a month of a tally in a class, priced on its own."""
+    """USD a month of a tally in a class, priced on its own: what `monthly_costs` gives a
+    single usage (its bytes through their class's tiers, the Standard-priced overhead through
+    Standard's, the monitoring fee per object), without its work for many rows, and
+    remembered: a prefix prices the same tallies for every target (tests/reports
+    /test_savings.py checks both agree)."""
     if not tally.objects:
         return Fraction(0)
-    return monthly_costs([Usage.of(storage_class, tally, prices)], prices).costs[0]
+    key = (id(prices), storage_class, tally.objects, tally.bytes, tally.small_objects,
+           tally.small_bytes)  # fmt: skip
+    known = _MONTHLY.get(key)
+    if known is not None and known[0] is prices:
+        return known[1]
+    usage = Usage.of(storage_class, tally, prices)
+    name = prices.priced_as(storage_class)[0]
+    price = prices.classes[name]
+    pools = {name: usage.billable_bytes + usage.objects * price.overhead_bytes}
+    standard = prices.standard_class
+    pools[standard] = pools.get(standard, 0) + usage.objects * price.standard_overhead_bytes
+    cost = sum(
+        (tiered_cost(size, prices.classes[pool]) for pool, size in pools.items() if size),
+        Fraction(0),
+    )
+    fee = price.monitoring_usd_per_1000_objects
+    if fee:
+        cost += Fraction(fee) * usage.monitored_objects / 1000
+    if len(_MONTHLY) >= _REMEMBERED:
+        _MONTHLY.clear()
+    _MONTHLY[key] = (prices, cost)
+    return cost
+
+
+_MONTHLY: dict[tuple[Any, ...], tuple[PriceTable, Fraction]] = {}
+_REMEMBERED = 65_536
 
 
 def large_part(tally: Tally) -> Tally:
