@@ -14,10 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
+from lineagegraph.errors import ConfigError
 from lineagegraph.output import usd_text
-from lineagegraph.values.pricing import PriceTable, Tally, Usage, tiered_cost
+from lineagegraph.values.pricing import GB, PriceTable, Tally, Usage
 
 MONTH_DAYS = 30
 """AWS prorates storage per day; a month here is 30 days (minimum durations are in days)."""
@@ -67,15 +69,15 @@ class Action:
     early_usd: Fraction  # minimum storage duration charges, once
     horizon_days: int
 
-    @property
+    @cached_property
     def monthly_saving(self) -> Fraction:
         return self.monthly_before - self.monthly_after
 
-    @property
+    @cached_property
     def one_time(self) -> Fraction:
         return self.requests_usd + self.early_usd
 
-    @property
+    @cached_property
     def net_over_horizon(self) -> Fraction:
         return self.monthly_saving * self.horizon_days / MONTH_DAYS - self.one_time
 
@@ -116,39 +118,77 @@ def usd(amount: Fraction) -> Decimal:
     return Decimal(round(amount * 10**9)).scaleb(-9)
 
 
+UNIT = GB * 10**12
+"""While a prefix's amounts are summed they are integers of 1/UNIT USD (Fractions, made once
+per action, are the slow part otherwise): exact for prices of up to 9 decimal places (a fee
+per 1,000 objects is then 1e-12 per object); a table with more is priced as Fractions."""
+
+
 def monthly(storage_class: str, tally: Tally, prices: PriceTable) -> Fraction:
     """USD a month of a tally in a class, priced on its own: what `monthly_costs` gives a
-    single usage (its bytes through their class's tiers, the Standard-priced overhead through
-    Standard's, the monitoring fee per object), without its work for many rows, and
-    remembered: a prefix prices the same tallies for every target (tests/reports
-    /test_savings.py checks both agree)."""
+    single usage (tests/reports/test_savings.py checks both agree)."""
+    return Fraction(units(storage_class, tally, prices), UNIT)
+
+
+def units(storage_class: str, tally: Tally, prices: PriceTable) -> int:
+    """`monthly` in 1/UNIT USD: the bytes through their class's tiers, the Standard-priced
+    overhead through Standard's, the monitoring fee per object; remembered, since a prefix
+    prices the same tallies for every target."""
     if not tally.objects:
-        return Fraction(0)
+        return 0
     key = (id(prices), storage_class, tally.objects, tally.bytes, tally.small_objects,
            tally.small_bytes)  # fmt: skip
-    known = _MONTHLY.get(key)
+    known = _UNITS.get(key)
     if known is not None and known[0] is prices:
         return known[1]
     usage = Usage.of(storage_class, tally, prices)
     name = prices.priced_as(storage_class)[0]
     price = prices.classes[name]
+    rates = _rates(prices)
     pools = {name: usage.billable_bytes + usage.objects * price.overhead_bytes}
     standard = prices.standard_class
     pools[standard] = pools.get(standard, 0) + usage.objects * price.standard_overhead_bytes
-    cost = sum(
-        (tiered_cost(size, prices.classes[pool]) for pool, size in pools.items() if size),
-        Fraction(0),
-    )
-    fee = price.monitoring_usd_per_1000_objects
-    if fee:
-        cost += Fraction(fee) * usage.monitored_objects / 1000
-    if len(_MONTHLY) >= _REMEMBERED:
-        _MONTHLY.clear()
-    _MONTHLY[key] = (prices, cost)
+    cost = usage.monitored_objects * rates[name][1]
+    for pool, size in pools.items():
+        lower = 0
+        for upper, rate in rates[pool][0]:  # tiered_cost's walk, in integers
+            top = size if upper is None else min(size, upper)
+            if top > lower:
+                cost += (top - lower) * rate
+            if upper is None or size <= upper:
+                break
+            lower = upper
+    if len(_UNITS) >= _REMEMBERED:
+        _UNITS.clear()
+    _UNITS[key] = (prices, cost)
     return cost
 
 
-_MONTHLY: dict[tuple[Any, ...], tuple[PriceTable, Fraction]] = {}
+def _rates(prices: PriceTable) -> dict[str, tuple[list[tuple[int | None, int]], int]]:
+    """Per class: its tiers (upper bound in bytes, 1/UNIT USD per byte-month) and its fee per
+    object (1/UNIT USD a month), worked out once per table."""
+    known = _RATES.get(id(prices))
+    if known is not None and known[0] is prices:
+        return known[1]
+    rates = {}
+    for name, price in prices.classes.items():
+        tiers = [(upper, _whole(rate * UNIT / GB, name)) for upper, rate in price.tier_bounds()]
+        fee = _whole(Fraction(price.monitoring_usd_per_1000_objects) * UNIT / 1000, name)
+        rates[name] = (tiers, fee)
+    _RATES[id(prices)] = (prices, rates)
+    return rates
+
+
+def _whole(scaled: Fraction, name: str) -> int:
+    if scaled.denominator != 1:
+        raise ConfigError(
+            f"price table: a price of {name} has more than 9 decimal places; give at most 9"
+        )
+    return int(scaled)
+
+
+_RATES: dict[int, tuple[PriceTable, dict[str, tuple[list[tuple[int | None, int]], int]]]] = {}
+_UNITS: dict[tuple[Any, ...], tuple[PriceTable, int]] = {}
 _REMEMBERED = 65_536
 
 
@@ -159,17 +199,18 @@ def large_part(tally: Tally) -> Tally:
 
 
 def early_charge(
-    storage_class: str, before: Fraction, newest: int | None, as_of: int, prices: PriceTable
+    storage_class: str, now: int, newest: int | None, as_of: int, prices: PriceTable
 ) -> Fraction:
-    """The minimum storage duration charge for taking objects out of their class now: the
-    days short of the class's minimum at its price, counted from the newest object's
-    last-modified time (as if every object had entered its class then; unknown: now)."""
+    """The minimum storage duration charge for taking objects costing `now` (1/UNIT USD a
+    month) out of their class: the days short of the class's minimum at its price, counted
+    from the newest object's last-modified time (as if every object had entered its class
+    then; unknown: now)."""
     price = prices.classes.get(prices.priced_as(storage_class)[0])
-    if price is None or not price.min_storage_days:
+    if price is None or not price.min_storage_days or not now:
         return Fraction(0)
     age_days = Fraction(max(0, as_of - newest), DAY_MS) if newest is not None else Fraction(0)
     short = max(Fraction(0), price.min_storage_days - age_days)
-    return before * short / MONTH_DAYS
+    return Fraction(now, UNIT) * short / MONTH_DAYS
 
 
 def transition(
@@ -178,7 +219,8 @@ def transition(
     """Transition the prefix's current objects to `target` (those of at least 128 KiB unless
     `small_too`). Objects that S3 cannot move there (already in it, or colder) stay."""
     price = prices.classes[target]
-    before = after = early = Fraction(0)
+    before = after = 0
+    early = Fraction(0)
     objects = size = 0
     for storage_class, tally in group.current.items():
         if target not in TRANSITIONS.get(storage_class, ()):
@@ -186,7 +228,7 @@ def transition(
         moving = tally if small_too else large_part(tally)
         if not moving.objects:
             continue
-        now = monthly(storage_class, moving, prices)
+        now = units(storage_class, moving, prices)
         before += now
         after += _settled(target, moving, prices)
         early += early_charge(storage_class, now, group.newest.get(storage_class), as_of, prices)
@@ -194,61 +236,65 @@ def transition(
     fee = Fraction(price.transition_usd_per_1000_requests or 0) * objects / 1000
     horizon = max(price.min_storage_days, MONTH_DAYS)
     return Action(
-        "transition", target, small_too, objects, size, before, after, fee, early, horizon
-    )
+        "transition", target, small_too, objects, size, Fraction(before, UNIT),
+        Fraction(after, UNIT), fee, early, horizon,
+    )  # fmt: skip
 
 
-def _settled(target: str, tally: Tally, prices: PriceTable) -> Fraction:
-    """A month of `tally` once it settled in `target`: Intelligent-Tiering keeps unread objects
-    of at least 128 KiB in its Archive Instant Access tier (paying the monitoring fee) and
-    smaller ones in Frequent Access (no fee); other classes price as they are."""
+def _settled(target: str, tally: Tally, prices: PriceTable) -> int:
+    """A month of `tally` once it settled in `target` (1/UNIT USD): Intelligent-Tiering keeps
+    unread objects of at least 128 KiB in its Archive Instant Access tier (paying the
+    monitoring fee) and smaller ones in Frequent Access (no fee); other classes as they are."""
     if target != "INTELLIGENT_TIERING" or SETTLED_TIER not in prices.classes:
-        return monthly(target, tally, prices)
+        return units(target, tally, prices)
     small = Tally(tally.small_objects, tally.small_bytes, tally.small_objects, tally.small_bytes)
-    return monthly(SETTLED_TIER, large_part(tally), prices) + monthly(target, small, prices)
+    return units(SETTLED_TIER, large_part(tally), prices) + units(target, small, prices)
 
 
 def expire(group: Group, as_of: int, prices: PriceTable) -> Action:
     """Expire (delete) the prefix's current objects: saves all they cost, less the minimum
     storage duration charges of classes that have one."""
-    before = early = Fraction(0)
+    before = 0
+    early = Fraction(0)
     for storage_class, tally in group.current.items():
-        now = monthly(storage_class, tally, prices)
+        now = units(storage_class, tally, prices)
         before += now
         early += early_charge(storage_class, now, group.newest.get(storage_class), as_of, prices)
     objects = sum(t.objects for t in group.current.values())
     size = sum(t.bytes for t in group.current.values())
     return Action(
-        "expire", None, True, objects, size, before, Fraction(0), Fraction(0), early, MONTH_DAYS
-    )
+        "expire", None, True, objects, size, Fraction(before, UNIT), Fraction(0), Fraction(0),
+        early, MONTH_DAYS,
+    )  # fmt: skip
 
 
 def expire_noncurrent(group: Group, prices: PriceTable) -> Action:
     """Expire noncurrent versions (and the delete markers left alone after): saves what they
     cost; versions in a class with a minimum duration are charged the whole of it (their age
     in the class is not known: an upper bound)."""
-    before = early = Fraction(0)
+    before = 0
+    early = Fraction(0)
     for storage_class, tally in group.noncurrent.items():
-        now = monthly(storage_class, tally, prices)
+        now = units(storage_class, tally, prices)
         before += now
         early += early_charge(storage_class, now, None, 0, prices)
-    before += monthly("STANDARD", group.delete_markers, prices)
+    before += units("STANDARD", group.delete_markers, prices)
     objects = sum(t.objects for t in group.noncurrent.values()) + group.delete_markers.objects
     size = sum(t.bytes for t in group.noncurrent.values()) + group.delete_markers.bytes
     return Action(
-        "expire-noncurrent", None, True, objects, size, before, Fraction(0), Fraction(0),
-        early, MONTH_DAYS,
+        "expire-noncurrent", None, True, objects, size, Fraction(before, UNIT), Fraction(0),
+        Fraction(0), early, MONTH_DAYS,
     )  # fmt: skip
 
 
 def abort_uploads(group: Group, prices: PriceTable) -> Action:
     """Abort incomplete multipart uploads: saves what their parts cost, for free."""
-    before = sum((monthly(c, t, prices) for c, t in group.uploads.items()), start=Fraction(0))
+    before = sum(units(c, t, prices) for c, t in group.uploads.items())
     objects = sum(t.objects for t in group.uploads.values())
     size = sum(t.bytes for t in group.uploads.values())
     return Action(
-        "abort-uploads", None, True, objects, size, before, Fraction(0), Fraction(0),
-        Fraction(0), MONTH_DAYS,
+        "abort-uploads", None, True, objects, size, Fraction(before, UNIT), Fraction(0),
+        Fraction(0), Fraction(0), MONTH_DAYS,
     )  # fmt: skip
 
 
