@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
-from functools import cached_property
 from typing import Any
 
 from lineagegraph.errors import ConfigError
@@ -56,41 +55,61 @@ class Group:
 
 @dataclass(frozen=True)
 class Action:
-    """One lifecycle action on a prefix and its money (USD, exact)."""
+    """One lifecycle action on a prefix and its money: amounts held as integers of 1/TICKS USD
+    (exact; compared and summed without Fractions), read as USD Fractions."""
 
     kind: str  # transition, expire, expire-noncurrent, abort-uploads
     target: str | None  # the class of a transition
     small_objects_too: bool  # a transition of objects under 128 KiB too (a size filter)
     objects: int  # the objects (versions, uploads) it acts on
     bytes: int
-    monthly_before: Fraction
-    monthly_after: Fraction
-    requests_usd: Fraction  # transition requests, once
-    early_usd: Fraction  # minimum storage duration charges, once
+    before: int  # a month now
+    after: int  # a month after
+    requests: int  # transition requests, once
+    early: int  # minimum storage duration charges, once
     horizon_days: int
 
-    @cached_property
+    @property
+    def monthly_before(self) -> Fraction:
+        return Fraction(self.before, TICKS)
+
+    @property
+    def monthly_after(self) -> Fraction:
+        return Fraction(self.after, TICKS)
+
+    @property
+    def requests_usd(self) -> Fraction:
+        return Fraction(self.requests, TICKS)
+
+    @property
+    def early_usd(self) -> Fraction:
+        return Fraction(self.early, TICKS)
+
+    @property
     def monthly_saving(self) -> Fraction:
-        return self.monthly_before - self.monthly_after
+        return Fraction(self.before - self.after, TICKS)
 
-    @cached_property
+    @property
     def one_time(self) -> Fraction:
-        return self.requests_usd + self.early_usd
+        return Fraction(self.requests + self.early, TICKS)
 
-    @cached_property
+    @property
     def net_over_horizon(self) -> Fraction:
         return self.monthly_saving * self.horizon_days / MONTH_DAYS - self.one_time
 
     @property
     def payback_days(self) -> Fraction | None:
         """Days until the saving has paid the one-time cost (None: it never does)."""
-        if self.monthly_saving <= 0:
+        saving = self.before - self.after
+        if saving <= 0:
             return None
-        return self.one_time * MONTH_DAYS / self.monthly_saving
+        return Fraction((self.requests + self.early) * MONTH_DAYS, saving)
 
     @property
     def recommended(self) -> bool:
-        return self.objects > 0 and self.monthly_saving > 0 and self.net_over_horizon > 0
+        saving = self.before - self.after
+        net = saving * self.horizon_days - (self.requests + self.early) * MONTH_DAYS
+        return self.objects > 0 and saving > 0 and net > 0
 
     @property
     def why_not(self) -> str | None:
@@ -119,9 +138,13 @@ def usd(amount: Fraction) -> Decimal:
 
 
 UNIT = GB * 10**12
-"""While a prefix's amounts are summed they are integers of 1/UNIT USD (Fractions, made once
-per action, are the slow part otherwise): exact for prices of up to 9 decimal places (a fee
-per 1,000 objects is then 1e-12 per object); a table with more is priced as Fractions."""
+"""A month's cost is an integer of 1/UNIT USD: exact for prices of up to 9 decimal places (a
+fee per 1,000 objects is then 1e-12 per object); a table with more stops with a ConfigError."""
+PER_MONTH = MONTH_DAYS * DAY_MS
+TICKS = UNIT * PER_MONTH
+"""An action's amounts are integers of 1/TICKS USD, so the minimum duration charges (a
+month's cost x days short / 30, the days in milliseconds) are exact integers too: a prefix
+prices some hundred tallies, and Fractions were most of the time."""
 
 
 def monthly(storage_class: str, tally: Tally, prices: PriceTable) -> Fraction:
@@ -164,9 +187,13 @@ def units(storage_class: str, tally: Tally, prices: PriceTable) -> int:
     return cost
 
 
-def _rates(prices: PriceTable) -> dict[str, tuple[list[tuple[int | None, int]], int]]:
-    """Per class: its tiers (upper bound in bytes, 1/UNIT USD per byte-month) and its fee per
-    object (1/UNIT USD a month), worked out once per table."""
+Rates = tuple[list[tuple[int | None, int]], int, int]
+
+
+def _rates(prices: PriceTable) -> dict[str, Rates]:
+    """Per class: its tiers (upper bound in bytes, 1/UNIT USD per byte-month), its monitoring
+    fee per object (1/UNIT USD a month) and its transition fee per object (1/UNIT USD), worked
+    out once per table."""
     known = _RATES.get(id(prices))
     if known is not None and known[0] is prices:
         return known[1]
@@ -174,7 +201,8 @@ def _rates(prices: PriceTable) -> dict[str, tuple[list[tuple[int | None, int]], 
     for name, price in prices.classes.items():
         tiers = [(upper, _whole(rate * UNIT / GB, name)) for upper, rate in price.tier_bounds()]
         fee = _whole(Fraction(price.monitoring_usd_per_1000_objects) * UNIT / 1000, name)
-        rates[name] = (tiers, fee)
+        moving = Fraction(price.transition_usd_per_1000_requests or 0) * UNIT / 1000
+        rates[name] = (tiers, fee, _whole(moving, name))
     _RATES[id(prices)] = (prices, rates)
     return rates
 
@@ -187,7 +215,7 @@ def _whole(scaled: Fraction, name: str) -> int:
     return int(scaled)
 
 
-_RATES: dict[int, tuple[PriceTable, dict[str, tuple[list[tuple[int | None, int]], int]]]] = {}
+_RATES: dict[int, tuple[PriceTable, dict[str, Rates]]] = {}
 _UNITS: dict[tuple[Any, ...], tuple[PriceTable, int]] = {}
 _REMEMBERED = 65_536
 
@@ -200,17 +228,16 @@ def large_part(tally: Tally) -> Tally:
 
 def early_charge(
     storage_class: str, now: int, newest: int | None, as_of: int, prices: PriceTable
-) -> Fraction:
-    """The minimum storage duration charge for taking objects costing `now` (1/UNIT USD a
-    month) out of their class: the days short of the class's minimum at its price, counted
-    from the newest object's last-modified time (as if every object had entered its class
-    then; unknown: now)."""
+) -> int:
+    """The minimum storage duration charge (1/TICKS USD) for taking objects costing `now`
+    (1/UNIT USD a month) out of their class: the days short of the class's minimum at its
+    price, counted from the newest object's last-modified time (as if every object had
+    entered its class then; unknown: now)."""
     price = prices.classes.get(prices.priced_as(storage_class)[0])
     if price is None or not price.min_storage_days or not now:
-        return Fraction(0)
-    age_days = Fraction(max(0, as_of - newest), DAY_MS) if newest is not None else Fraction(0)
-    short = max(Fraction(0), price.min_storage_days - age_days)
-    return Fraction(now, UNIT) * short / MONTH_DAYS
+        return 0
+    age_ms = max(0, as_of - newest) if newest is not None else 0
+    return now * max(0, price.min_storage_days * DAY_MS - age_ms)
 
 
 def transition(
@@ -219,9 +246,7 @@ def transition(
     """Transition the prefix's current objects to `target` (those of at least 128 KiB unless
     `small_too`). Objects that S3 cannot move there (already in it, or colder) stay."""
     price = prices.classes[target]
-    before = after = 0
-    early = Fraction(0)
-    objects = size = 0
+    before = after = early = objects = size = 0
     for storage_class, tally in group.current.items():
         if target not in TRANSITIONS.get(storage_class, ()):
             continue
@@ -233,11 +258,11 @@ def transition(
         after += _settled(target, moving, prices)
         early += early_charge(storage_class, now, group.newest.get(storage_class), as_of, prices)
         objects, size = objects + moving.objects, size + moving.bytes
-    fee = Fraction(price.transition_usd_per_1000_requests or 0) * objects / 1000
+    fee = _rates(prices)[target][2]
     horizon = max(price.min_storage_days, MONTH_DAYS)
     return Action(
-        "transition", target, small_too, objects, size, Fraction(before, UNIT),
-        Fraction(after, UNIT), fee, early, horizon,
+        "transition", target, small_too, objects, size, before * PER_MONTH, after * PER_MONTH,
+        fee * objects * PER_MONTH, early, horizon,
     )  # fmt: skip
 
 
@@ -254,8 +279,7 @@ def _settled(target: str, tally: Tally, prices: PriceTable) -> int:
 def expire(group: Group, as_of: int, prices: PriceTable) -> Action:
     """Expire (delete) the prefix's current objects: saves all they cost, less the minimum
     storage duration charges of classes that have one."""
-    before = 0
-    early = Fraction(0)
+    before = early = 0
     for storage_class, tally in group.current.items():
         now = units(storage_class, tally, prices)
         before += now
@@ -263,8 +287,7 @@ def expire(group: Group, as_of: int, prices: PriceTable) -> Action:
     objects = sum(t.objects for t in group.current.values())
     size = sum(t.bytes for t in group.current.values())
     return Action(
-        "expire", None, True, objects, size, Fraction(before, UNIT), Fraction(0), Fraction(0),
-        early, MONTH_DAYS,
+        "expire", None, True, objects, size, before * PER_MONTH, 0, 0, early, MONTH_DAYS,
     )  # fmt: skip
 
 
@@ -272,8 +295,7 @@ def expire_noncurrent(group: Group, prices: PriceTable) -> Action:
     """Expire noncurrent versions (and the delete markers left alone after): saves what they
     cost; versions in a class with a minimum duration are charged the whole of it (their age
     in the class is not known: an upper bound)."""
-    before = 0
-    early = Fraction(0)
+    before = early = 0
     for storage_class, tally in group.noncurrent.items():
         now = units(storage_class, tally, prices)
         before += now
@@ -282,8 +304,8 @@ def expire_noncurrent(group: Group, prices: PriceTable) -> Action:
     objects = sum(t.objects for t in group.noncurrent.values()) + group.delete_markers.objects
     size = sum(t.bytes for t in group.noncurrent.values()) + group.delete_markers.bytes
     return Action(
-        "expire-noncurrent", None, True, objects, size, Fraction(before, UNIT), Fraction(0),
-        Fraction(0), early, MONTH_DAYS,
+        "expire-noncurrent", None, True, objects, size, before * PER_MONTH, 0, 0, early,
+        MONTH_DAYS,
     )  # fmt: skip
 
 
@@ -293,8 +315,7 @@ def abort_uploads(group: Group, prices: PriceTable) -> Action:
     objects = sum(t.objects for t in group.uploads.values())
     size = sum(t.bytes for t in group.uploads.values())
     return Action(
-        "abort-uploads", None, True, objects, size, Fraction(before, UNIT), Fraction(0),
-        Fraction(0), Fraction(0), MONTH_DAYS,
+        "abort-uploads", None, True, objects, size, before * PER_MONTH, 0, 0, 0, MONTH_DAYS,
     )  # fmt: skip
 
 
@@ -328,4 +349,4 @@ def current_actions(
     if allow_expire:
         actions.append(expire(group, as_of, prices))
     actions = [a for a in actions if a.objects]
-    return sorted(actions, key=lambda a: (not a.recommended, -a.monthly_saving))
+    return sorted(actions, key=lambda a: (not a.recommended, a.after - a.before))
