@@ -39,6 +39,7 @@ FIGURES = {
         r"ratio: HTTP p95 [\d.]+x",
     ],
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
+    "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
     "bench_s3_access": [r"[\d,]+ lines/s", r"ratio: parse\+tally [\d.]+x reading alone"],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from botocore.client import BaseClient
 from click.testing import CliRunner, Result
-from s3_fixtures import new_bucket, s3_settings
+from s3_fixtures import Fault, FaultProxy, new_bucket, s3_settings
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import open_store
@@ -131,3 +131,18 @@ def test_without_apply_nothing_changes(home: Path, moto: BaseClient, moto_endpoi
     error = moto.exceptions.ClientError
     with pytest.raises(error, match="NoSuchLifecycleConfiguration"):
         moto.get_bucket_lifecycle_configuration(Bucket=bucket)
+
+
+def test_unreadable_lifecycle_rules_stop_before_anything_is_put(
+    home: Path, moto: BaseClient, moto_endpoint: str, fault_proxy: FaultProxy
+) -> None:
+    bucket = new_bucket(moto)
+    moto.put_object(Bucket=bucket, Key="cold/a.bin", Body=b"x" * MIB)
+    with open_store(GraphSettings(data_dir=home / "store")) as store:
+        harvest_s3(store, s3_settings(moto_endpoint), bucket)
+    fault_proxy.add(Fault(lambda r: "lifecycle" in r.query, 403, "AccessDenied", "Denied"))
+
+    result = recommend(home, fault_proxy.endpoint, "--bucket", bucket, "--apply")
+    assert result.exit_code == 5
+    assert f"reading the lifecycle rules of s3://{bucket}" in result.output
+    assert not any(r.method == "PUT" for r in fault_proxy.requests)

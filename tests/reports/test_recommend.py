@@ -27,7 +27,7 @@ def test_only_prefixes_nobody_consumed_get_rules(lake: Lake, store: GraphStore) 
     lake.obj("lake", "top.csv", size=GB)
     lake.write()
 
-    found = recommend(store, report_options("cost"), Policy())
+    found = recommend(store, report_options("recommend"), Policy())
 
     by_prefix = {item.prefix: item for item in found.items}
     assert set(by_prefix) == {"raw/orders/", "raw/events/2024/", "old/"}
@@ -44,7 +44,7 @@ def test_only_prefixes_nobody_consumed_get_rules(lake: Lake, store: GraphStore) 
     savings = [item.monthly_saving for item in found.items]
     assert savings == sorted(savings, reverse=True)
     # Only Standard-IA asked for: Glacier objects cannot go back to it; nothing for them.
-    ia = recommend(store, report_options("cost"), Policy(classes=("STANDARD_IA",)))
+    ia = recommend(store, report_options("recommend"), Policy(classes=("STANDARD_IA",)))
     events = {item.prefix: item for item in ia.items}["raw/events/2024/"]
     assert events.chosen is None and events.alternatives == []
     assert rules_of(events, ia.policy) == []
@@ -53,7 +53,9 @@ def test_only_prefixes_nobody_consumed_get_rules(lake: Lake, store: GraphStore) 
 def test_merging_keeps_every_rule_and_replaces_only_its_own(lake: Lake, store: GraphStore) -> None:
     lake.obj("lake", "cold/a.bin", size=GB)
     lake.write()
-    found = recommend(store, report_options("cost"), Policy(allow_expire=True, expire_days=400))
+    found = recommend(
+        store, report_options("recommend"), Policy(allow_expire=True, expire_days=400)
+    )
     [item] = found.items
     assert item.chosen is not None and item.chosen.kind == "expire"  # saves all it costs
     [rule] = rules_of(item, found.policy)

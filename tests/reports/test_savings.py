@@ -13,9 +13,10 @@ from lineagegraph.reports.savings import (
     current_actions,
     expire,
     expire_noncurrent,
+    monthly,
     transition,
 )
-from lineagegraph.values.pricing import Tally, load_prices
+from lineagegraph.values.pricing import Tally, Usage, load_prices, monthly_costs
 
 PRICES = load_prices()  # config/prices.toml
 GIB, MIB, KIB = 2**30, 2**20, 2**10
@@ -128,3 +129,11 @@ def test_noncurrent_versions_delete_markers_and_uploads() -> None:
     uploads = abort_uploads(group, PRICES)
     assert (uploads.monthly_saving, uploads.one_time) == (6 * MIB * STD / GIB, 0)
     assert uploads.recommended and uploads.payback_days == 0
+
+
+def test_a_prefix_is_priced_as_the_cost_report_prices_one_row() -> None:
+    big = Tally(3, 60 * 2**40, 1, 10)  # 60 TiB: across Standard's first volume tier
+    for storage_class in [*PRICES.classes, "REDUCED_REDUNDANCY"]:
+        for t in (big, tally(7, 10 * KIB), tally(2, 3 * MIB)):
+            usage = Usage.of(storage_class, t, PRICES)
+            assert monthly(storage_class, t, PRICES) == monthly_costs([usage], PRICES).costs[0]

@@ -255,7 +255,7 @@ def recommend_command(app: App, fmt: str, do_apply: bool, **flags: Any) -> None:
 
     options = build_options(
         app.settings.reports,
-        "cost",
+        "recommend",
         as_of=flags["as_of"],
         lookback_days=flags["lookback_days"],
         exclude=flags["exclude"],

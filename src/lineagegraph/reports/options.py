@@ -15,7 +15,8 @@ from lineagegraph.values.globs import Glob, exclusion_globs
 from lineagegraph.values.pricing import PriceTable, default_price_table, load_prices
 
 DAY_MS = 86_400_000
-Kind = Literal["orphans", "cost"]
+Kind = Literal["orphans", "cost", "recommend"]
+"""`recommend` tallies as the cost report does, but only the datasets nothing consumed."""
 GROUPINGS: dict[str, tuple[str, ...]] = {
     "dataset-class": ("bucket", "dataset", "storage_class"),
     "dataset": ("bucket", "dataset"),

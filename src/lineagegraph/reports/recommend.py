@@ -37,7 +37,14 @@ from lineagegraph.reports.savings import (
     expire_noncurrent,
     usd,
 )
-from lineagegraph.reports.tally import HIDDEN, ancestors, bucket_of, tally_of, usage_records
+from lineagegraph.reports.tally import (
+    CONSUMED,
+    HIDDEN,
+    ancestors,
+    bucket_of,
+    tally_of,
+    usage_records,
+)
 from lineagegraph.store_check import require_assets
 from lineagegraph.values.pricing import Tally
 
@@ -93,7 +100,7 @@ def rule_id(kind: str, prefix: str) -> str:
 
 @gc_pause.paused()
 def recommend(store: GraphStore, options: ReportOptions, policy: Policy) -> Recommendations:
-    """The recommendations of the graph's S3 datasets (`options` as a cost report's)."""
+    """The recommendations of the graph's S3 datasets (`options` of kind `recommend`)."""
     records = usage_records(store, options)
     if not records:
         require_assets(store, "orphans_shapes", "S3 objects", "s3")
@@ -112,9 +119,9 @@ def recommend(store: GraphStore, options: ReportOptions, policy: Policy) -> Reco
     items = []
     for top, urns in members.items():
         rows = [r for urn in urns for r in by_dataset[urn]]
-        read = sorted({r["dataset"] for r in rows if r["status"] == "consumed"})
+        read = sorted({r["dataset"] for r in rows if r["status"] == CONSUMED})
         if read:
-            if any(r["status"] not in ("consumed", HIDDEN) for r in rows):
+            if any(r["status"] not in (CONSUMED, HIDDEN) for r in rows):
                 skipped.append({"dataset": top, "why": f"{read[0]} under it was consumed in the "
                                 "window"})  # fmt: skip
             continue

@@ -14,9 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
+from lineagegraph.errors import ConfigError
 from lineagegraph.output import usd_text
-from lineagegraph.values.pricing import PriceTable, Tally, Usage, monthly_costs
+from lineagegraph.values.pricing import GB, PriceTable, Tally, Usage
 
 MONTH_DAYS = 30
 """AWS prorates storage per day; a month here is 30 days (minimum durations are in days)."""
@@ -53,26 +55,43 @@ class Group:
 
 @dataclass(frozen=True)
 class Action:
-    """One lifecycle action on a prefix and its money (USD, exact)."""
+    """One lifecycle action on a prefix and its money: amounts held as integers of 1/TICKS USD
+    (exact; compared and summed without Fractions), read as USD Fractions."""
 
     kind: str  # transition, expire, expire-noncurrent, abort-uploads
     target: str | None  # the class of a transition
     small_objects_too: bool  # a transition of objects under 128 KiB too (a size filter)
     objects: int  # the objects (versions, uploads) it acts on
     bytes: int
-    monthly_before: Fraction
-    monthly_after: Fraction
-    requests_usd: Fraction  # transition requests, once
-    early_usd: Fraction  # minimum storage duration charges, once
+    before: int  # a month now
+    after: int  # a month after
+    requests: int  # transition requests, once
+    early: int  # minimum storage duration charges, once
     horizon_days: int
 
     @property
+    def monthly_before(self) -> Fraction:
+        return Fraction(self.before, TICKS)
+
+    @property
+    def monthly_after(self) -> Fraction:
+        return Fraction(self.after, TICKS)
+
+    @property
+    def requests_usd(self) -> Fraction:
+        return Fraction(self.requests, TICKS)
+
+    @property
+    def early_usd(self) -> Fraction:
+        return Fraction(self.early, TICKS)
+
+    @property
     def monthly_saving(self) -> Fraction:
-        return self.monthly_before - self.monthly_after
+        return Fraction(self.before - self.after, TICKS)
 
     @property
     def one_time(self) -> Fraction:
-        return self.requests_usd + self.early_usd
+        return Fraction(self.requests + self.early, TICKS)
 
     @property
     def net_over_horizon(self) -> Fraction:
@@ -81,13 +100,16 @@ class Action:
     @property
     def payback_days(self) -> Fraction | None:
         """Days until the saving has paid the one-time cost (None: it never does)."""
-        if self.monthly_saving <= 0:
+        saving = self.before - self.after
+        if saving <= 0:
             return None
-        return self.one_time * MONTH_DAYS / self.monthly_saving
+        return Fraction((self.requests + self.early) * MONTH_DAYS, saving)
 
     @property
     def recommended(self) -> bool:
-        return self.objects > 0 and self.monthly_saving > 0 and self.net_over_horizon > 0
+        saving = self.before - self.after
+        net = saving * self.horizon_days - (self.requests + self.early) * MONTH_DAYS
+        return self.objects > 0 and saving > 0 and net > 0
 
     @property
     def why_not(self) -> str | None:
@@ -115,11 +137,87 @@ def usd(amount: Fraction) -> Decimal:
     return Decimal(round(amount * 10**9)).scaleb(-9)
 
 
+UNIT = GB * 10**12
+"""A month's cost is an integer of 1/UNIT USD: exact for prices of up to 9 decimal places (a
+fee per 1,000 objects is then 1e-12 per object); a table with more stops with a ConfigError."""
+PER_MONTH = MONTH_DAYS * DAY_MS
+TICKS = UNIT * PER_MONTH
+"""An action's amounts are integers of 1/TICKS USD, so the minimum duration charges (a
+month's cost x days short / 30, the days in milliseconds) are exact integers too: a prefix
+prices some hundred tallies, and Fractions were most of the time."""
+
+
 def monthly(storage_class: str, tally: Tally, prices: PriceTable) -> Fraction:
-    """USD a month of a tally in a class, priced on its own."""
+    """USD a month of a tally in a class, priced on its own: what `monthly_costs` gives a
+    single usage (tests/reports/test_savings.py checks both agree)."""
+    return Fraction(units(storage_class, tally, prices), UNIT)
+
+
+def units(storage_class: str, tally: Tally, prices: PriceTable) -> int:
+    """`monthly` in 1/UNIT USD: the bytes through their class's tiers, the Standard-priced
+    overhead through Standard's, the monitoring fee per object; remembered, since a prefix
+    prices the same tallies for every target."""
     if not tally.objects:
-        return Fraction(0)
-    return monthly_costs([Usage.of(storage_class, tally, prices)], prices).costs[0]
+        return 0
+    key = (id(prices), storage_class, tally.objects, tally.bytes, tally.small_objects,
+           tally.small_bytes)  # fmt: skip
+    known = _UNITS.get(key)
+    if known is not None and known[0] is prices:
+        return known[1]
+    usage = Usage.of(storage_class, tally, prices)
+    name = prices.priced_as(storage_class)[0]
+    price = prices.classes[name]
+    rates = _rates(prices)
+    pools = {name: usage.billable_bytes + usage.objects * price.overhead_bytes}
+    standard = prices.standard_class
+    pools[standard] = pools.get(standard, 0) + usage.objects * price.standard_overhead_bytes
+    cost = usage.monitored_objects * rates[name][1]
+    for pool, size in pools.items():
+        lower = 0
+        for upper, rate in rates[pool][0]:  # tiered_cost's walk, in integers
+            top = size if upper is None else min(size, upper)
+            if top > lower:
+                cost += (top - lower) * rate
+            if upper is None or size <= upper:
+                break
+            lower = upper
+    if len(_UNITS) >= _REMEMBERED:
+        _UNITS.clear()
+    _UNITS[key] = (prices, cost)
+    return cost
+
+
+Rates = tuple[list[tuple[int | None, int]], int, int]
+
+
+def _rates(prices: PriceTable) -> dict[str, Rates]:
+    """Per class: its tiers (upper bound in bytes, 1/UNIT USD per byte-month), its monitoring
+    fee per object (1/UNIT USD a month) and its transition fee per object (1/UNIT USD), worked
+    out once per table."""
+    known = _RATES.get(id(prices))
+    if known is not None and known[0] is prices:
+        return known[1]
+    rates = {}
+    for name, price in prices.classes.items():
+        tiers = [(upper, _whole(rate * UNIT / GB, name)) for upper, rate in price.tier_bounds()]
+        fee = _whole(Fraction(price.monitoring_usd_per_1000_objects) * UNIT / 1000, name)
+        moving = Fraction(price.transition_usd_per_1000_requests or 0) * UNIT / 1000
+        rates[name] = (tiers, fee, _whole(moving, name))
+    _RATES[id(prices)] = (prices, rates)
+    return rates
+
+
+def _whole(scaled: Fraction, name: str) -> int:
+    if scaled.denominator != 1:
+        raise ConfigError(
+            f"price table: a price of {name} has more than 9 decimal places; give at most 9"
+        )
+    return int(scaled)
+
+
+_RATES: dict[int, tuple[PriceTable, dict[str, Rates]]] = {}
+_UNITS: dict[tuple[Any, ...], tuple[PriceTable, int]] = {}
+_REMEMBERED = 65_536
 
 
 def large_part(tally: Tally) -> Tally:
@@ -129,17 +227,17 @@ def large_part(tally: Tally) -> Tally:
 
 
 def early_charge(
-    storage_class: str, before: Fraction, newest: int | None, as_of: int, prices: PriceTable
-) -> Fraction:
-    """The minimum storage duration charge for taking objects out of their class now: the
-    days short of the class's minimum at its price, counted from the newest object's
-    last-modified time (as if every object had entered its class then; unknown: now)."""
+    storage_class: str, now: int, newest: int | None, as_of: int, prices: PriceTable
+) -> int:
+    """The minimum storage duration charge (1/TICKS USD) for taking objects costing `now`
+    (1/UNIT USD a month) out of their class: the days short of the class's minimum at its
+    price, counted from the newest object's last-modified time (as if every object had
+    entered its class then; unknown: now)."""
     price = prices.classes.get(prices.priced_as(storage_class)[0])
-    if price is None or not price.min_storage_days:
-        return Fraction(0)
-    age_days = Fraction(max(0, as_of - newest), DAY_MS) if newest is not None else Fraction(0)
-    short = max(Fraction(0), price.min_storage_days - age_days)
-    return before * short / MONTH_DAYS
+    if price is None or not price.min_storage_days or not now:
+        return 0
+    age_ms = max(0, as_of - newest) if newest is not None else 0
+    return now * max(0, price.min_storage_days * DAY_MS - age_ms)
 
 
 def transition(
@@ -148,77 +246,76 @@ def transition(
     """Transition the prefix's current objects to `target` (those of at least 128 KiB unless
     `small_too`). Objects that S3 cannot move there (already in it, or colder) stay."""
     price = prices.classes[target]
-    before = after = early = Fraction(0)
-    objects = size = 0
+    before = after = early = objects = size = 0
     for storage_class, tally in group.current.items():
         if target not in TRANSITIONS.get(storage_class, ()):
             continue
         moving = tally if small_too else large_part(tally)
         if not moving.objects:
             continue
-        now = monthly(storage_class, moving, prices)
+        now = units(storage_class, moving, prices)
         before += now
         after += _settled(target, moving, prices)
         early += early_charge(storage_class, now, group.newest.get(storage_class), as_of, prices)
         objects, size = objects + moving.objects, size + moving.bytes
-    fee = Fraction(price.transition_usd_per_1000_requests or 0) * objects / 1000
+    fee = _rates(prices)[target][2]
     horizon = max(price.min_storage_days, MONTH_DAYS)
     return Action(
-        "transition", target, small_too, objects, size, before, after, fee, early, horizon
-    )
+        "transition", target, small_too, objects, size, before * PER_MONTH, after * PER_MONTH,
+        fee * objects * PER_MONTH, early, horizon,
+    )  # fmt: skip
 
 
-def _settled(target: str, tally: Tally, prices: PriceTable) -> Fraction:
-    """A month of `tally` once it settled in `target`: Intelligent-Tiering keeps unread objects
-    of at least 128 KiB in its Archive Instant Access tier (paying the monitoring fee) and
-    smaller ones in Frequent Access (no fee); other classes price as they are."""
+def _settled(target: str, tally: Tally, prices: PriceTable) -> int:
+    """A month of `tally` once it settled in `target` (1/UNIT USD): Intelligent-Tiering keeps
+    unread objects of at least 128 KiB in its Archive Instant Access tier (paying the
+    monitoring fee) and smaller ones in Frequent Access (no fee); other classes as they are."""
     if target != "INTELLIGENT_TIERING" or SETTLED_TIER not in prices.classes:
-        return monthly(target, tally, prices)
+        return units(target, tally, prices)
     small = Tally(tally.small_objects, tally.small_bytes, tally.small_objects, tally.small_bytes)
-    return monthly(SETTLED_TIER, large_part(tally), prices) + monthly(target, small, prices)
+    return units(SETTLED_TIER, large_part(tally), prices) + units(target, small, prices)
 
 
 def expire(group: Group, as_of: int, prices: PriceTable) -> Action:
     """Expire (delete) the prefix's current objects: saves all they cost, less the minimum
     storage duration charges of classes that have one."""
-    before = early = Fraction(0)
+    before = early = 0
     for storage_class, tally in group.current.items():
-        now = monthly(storage_class, tally, prices)
+        now = units(storage_class, tally, prices)
         before += now
         early += early_charge(storage_class, now, group.newest.get(storage_class), as_of, prices)
     objects = sum(t.objects for t in group.current.values())
     size = sum(t.bytes for t in group.current.values())
     return Action(
-        "expire", None, True, objects, size, before, Fraction(0), Fraction(0), early, MONTH_DAYS
-    )
+        "expire", None, True, objects, size, before * PER_MONTH, 0, 0, early, MONTH_DAYS,
+    )  # fmt: skip
 
 
 def expire_noncurrent(group: Group, prices: PriceTable) -> Action:
     """Expire noncurrent versions (and the delete markers left alone after): saves what they
     cost; versions in a class with a minimum duration are charged the whole of it (their age
     in the class is not known: an upper bound)."""
-    before = early = Fraction(0)
+    before = early = 0
     for storage_class, tally in group.noncurrent.items():
-        now = monthly(storage_class, tally, prices)
+        now = units(storage_class, tally, prices)
         before += now
         early += early_charge(storage_class, now, None, 0, prices)
-    before += monthly("STANDARD", group.delete_markers, prices)
+    before += units("STANDARD", group.delete_markers, prices)
     objects = sum(t.objects for t in group.noncurrent.values()) + group.delete_markers.objects
     size = sum(t.bytes for t in group.noncurrent.values()) + group.delete_markers.bytes
     return Action(
-        "expire-noncurrent", None, True, objects, size, before, Fraction(0), Fraction(0),
-        early, MONTH_DAYS,
+        "expire-noncurrent", None, True, objects, size, before * PER_MONTH, 0, 0, early,
+        MONTH_DAYS,
     )  # fmt: skip
 
 
 def abort_uploads(group: Group, prices: PriceTable) -> Action:
     """Abort incomplete multipart uploads: saves what their parts cost, for free."""
-    before = sum((monthly(c, t, prices) for c, t in group.uploads.items()), start=Fraction(0))
+    before = sum(units(c, t, prices) for c, t in group.uploads.items())
     objects = sum(t.objects for t in group.uploads.values())
     size = sum(t.bytes for t in group.uploads.values())
     return Action(
-        "abort-uploads", None, True, objects, size, before, Fraction(0), Fraction(0),
-        Fraction(0), MONTH_DAYS,
+        "abort-uploads", None, True, objects, size, before * PER_MONTH, 0, 0, 0, MONTH_DAYS,
     )  # fmt: skip
 
 
@@ -252,4 +349,4 @@ def current_actions(
     if allow_expire:
         actions.append(expire(group, as_of, prices))
     actions = [a for a in actions if a.objects]
-    return sorted(actions, key=lambda a: (not a.recommended, -a.monthly_saving))
+    return sorted(actions, key=lambda a: (not a.recommended, a.after - a.before))

@@ -15,6 +15,7 @@ from lineagegraph.reports.options import ReportOptions
 from lineagegraph.values.pricing import SMALL_OBJECT_BYTES, Tally, Usage
 
 ORPHANED = "orphaned"
+CONSUMED = "consumed"
 HIDDEN = "hidden"  # status of a hidden cost's row: neither orphaned nor consumed
 ROLLUP = "rollup"  # harvested_as of a roll-up's row
 HIDDEN_LABELS = {
@@ -44,7 +45,8 @@ def usage_records(
     (orphans_consumed_assets, few rows) and of the datasets (orphans_datasets), then dict
     look-ups of each dataset's ancestors, cheaper than looking them up in the graph once per
     dataset and ancestor. Only the datasets the report needs are walked (the orphan report skips
-    covered ones), in chunks of whole datasets (`per_statement` each, else see `_chunk_size`)
+    covered ones; `recommend` gets one row of no objects for each), in chunks of whole
+    datasets (`per_statement` each, else see `_chunk_size`)
     that the store reads `reads_at_once` at a time: the rows come back in the same order.
     """
     shapes = {row["shape"] for row in store.read("orphans_shapes")}
@@ -56,10 +58,13 @@ def usage_records(
             own.setdefault(asset["dataset"], []).append(
                 {"urn": urn, "live": asset["live"], "last": asset["last"]}
             )
-    datasets, readers = [], {}
+    datasets, readers, covered_rows = [], {}, []
     for row in store.read("orphans_datasets", {"buckets": list(options.buckets)}):
         hits = [consumed[a] for a in ancestors(row["dataset"]) if a in consumed]
         covered = any(hit["live"] for hit in hits)
+        if covered and options.kind == "recommend":  # all it needs to know: no rule here
+            covered_rows.append({**_covered(row["dataset"]), "readers": readers_text(hits)})
+            continue
         if covered and options.kind != "cost":
             continue  # nothing of it is orphaned
         reads = [hit["last"] for hit in hits if hit["last"] is not None]
@@ -77,7 +82,7 @@ def usage_records(
     statement = {
         "as_of": options.as_of,
         "include_deleted": options.include_deleted,
-        "with_consumed": options.kind == "cost",
+        "with_consumed": options.kind != "orphans",
         "by_object": options.by == "object",
         "exclude": [glob.program for glob in options.excludes],
         "small": SMALL_OBJECT_BYTES,
@@ -91,7 +96,7 @@ def usage_records(
         for rows in store.read_each(usage, parts, plain=True)
         for row in rows
     ]
-    if options.kind == "cost":
+    if options.kind != "orphans":
         urns = [
             {"datasets": [d["dataset"] for d in part["datasets"]], "as_of": options.as_of}
             for part in parts
@@ -100,7 +105,17 @@ def usage_records(
             records += hidden_records(rows)
     for record in records:
         record["readers"] = readers[record["dataset"]]
-    return records
+    return records + covered_rows
+
+
+def _covered(dataset: str) -> dict[str, Any]:
+    """For `recommend`: a consumed dataset as one row of no objects, its own not walked."""
+    return {
+        "bucket": bucket_of(dataset), "dataset": dataset, "object": None, "storage_class": None,
+        "status": CONSUMED, "harvested_as": "object", "objects": 0, "bytes": 0,
+        "small_objects": 0, "small_bytes": 0, "oldest_modified": None,
+        "newest_modified": None, "last_read": None,
+    }  # fmt: skip
 
 
 def hidden_records(rows: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
