@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from s3_fixtures import new_bucket, s3_settings
 
 from lineagegraph.cli import cli
-from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.settings import GraphSettings
+from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.harvest.s3.access import harvest_s3_access
 from lineagegraph.harvest.s3.harvester import harvest_s3
 from lineagegraph.questions.lineage import impact
@@ -181,3 +182,59 @@ def test_a_prefix_only_a_role_reads_is_consumed_until_the_reads_stop_for_the_win
     affected = impact(store, orders)
     reader = f"s3-access://{lake}/{ROLE}"
     assert [(t.urn, t.system) for t in affected.transformations] == [(reader, "s3-access")]
+
+
+def _awkward_logs(root: Path) -> None:
+    """Log files of every kind: access logs with awkward keys, principals and bad lines, a
+    gzipped one, a CloudTrail file, and a gzip cut short (unreadable: counts for nothing)."""
+    root.mkdir()
+    keys = ["raw/a b/dt=2024-06-01/x.csv", "raw/100%/y+z.csv", "raw/café/日本.json", "top.csv"]
+    who = [ROLE, "-", ANALYST.replace(" ", "_"), "79a59df900b949e55d96a1e698fbacedfd6e09d98e"]
+    for n in range(12):
+        lines = [
+            access_line("lake", keys[(n + i) % 4], T0 + (n * 7 + i) * 60_000, who[(n * i) % 4],
+                        ip=f"203.0.113.{i}", operation=("REST.GET.OBJECT", "REST.HEAD.OBJECT",
+                        "REST.PUT.OBJECT")[i % 3], agent='q "x" y')
+            for i in range(40)
+        ]  # fmt: skip
+        lines += ["garbage", lines[0][:70]]
+        data = log(lines)
+        (root / f"{n:02}.log{'.gz' if n % 3 == 0 else ''}").write_bytes(
+            gzip.compress(data) if n % 3 == 0 else data
+        )
+    records = [cloudtrail_record("lake", keys[i % 4], T0 + i * 1000, ANALYST) for i in range(30)]
+    (root / "trail.json.gz").write_bytes(cloudtrail_file(records))
+    broken = gzip.compress(log([access_line("lake", "t/x", T0)] * 300))
+    (root / "zz-broken.log.gz").write_bytes(broken[: len(broken) // 2])
+
+
+def test_spark_tallies_equal_the_one_machine_harvest_exactly(
+    store: GraphStore, tmp_path: Path, spark: Any, moto: BaseClient, moto_endpoint: str
+) -> None:
+    logs = tmp_path / "logs"
+    _awkward_logs(logs)
+    settings = s3_settings(moto_endpoint)
+    with open_store(GraphSettings(data_dir=tmp_path / "here")) as here:
+        run, plain = harvest_s3_access(here, settings, str(logs))
+        expected = readers(here)
+    assert run.status == "partial" and len(plain.failed_files) == 1 and plain.reads > 300
+
+    run, tallied = harvest_s3_access(store, settings, str(logs), spark=spark)
+    assert run.status == "partial"
+    assert readers(store) == expected
+    assert (tallied.reads, tallied.read_files, tallied.failed_files) == (
+        plain.reads, plain.read_files, plain.failed_files)  # fmt: skip
+    assert tallied.problems.skipped == plain.problems.skipped == 24
+    assert sorted(tallied.problems.named) == sorted(plain.problems.named)
+
+    _, again = harvest_s3_access(store, settings, str(logs), spark=spark, full=True)
+    assert (again.counted_before, again.read_files) == (13, 0)  # the broken file is tried again
+    assert readers(store) == expected
+
+    bucket = new_bucket(moto, "logs")  # the same files on S3, read by the tasks' own clients
+    for path in logs.iterdir():
+        if "broken" not in path.name:
+            moto.put_object(Bucket=bucket, Key=f"in/{path.name}", Body=path.read_bytes())
+    with open_store(GraphSettings(data_dir=tmp_path / "s3")) as other:
+        run, _ = harvest_s3_access(other, settings, f"s3://{bucket}/in/", spark=spark)
+        assert run.status == "success" and readers(other) == expected

@@ -145,6 +145,14 @@ def s3_inventory(
     "(default: s3.access_overlap_hours, 24).",
 )
 @_ENDPOINT
+@click.option(
+    "--spark",
+    "spark_master",
+    metavar="MASTER",
+    help="Read and tally the log files in Spark tasks (e.g. local[4], yarn; the executors "
+    "reach S3 or the local paths themselves): for logs too big for one machine. The same "
+    "counts as without it.",
+)
 @pass_app
 def s3_access(
     app: App,
@@ -152,6 +160,7 @@ def s3_access(
     full: bool,
     overlap_hours: float | None,
     endpoint_url: str | None,
+    spark_master: str | None,
 ) -> None:
     """Count direct S3 reads from server access logs or CloudTrail data-event files.
 
@@ -166,6 +175,7 @@ def s3_access(
     Examples:
       lineagegraph harvest s3-access s3://acme-logs/s3/lake/
       lineagegraph harvest s3-access /var/log/cloudtrail/ --full
+      lineagegraph harvest s3-access s3://acme-logs/s3/lake/ --spark 'local[4]'
     """
     settings = with_overrides(
         app.settings, "s3", endpoint_url=endpoint_url, access_overlap_hours=overlap_hours
@@ -174,4 +184,4 @@ def s3_access(
         raise click.UsageError("give a LOCATION, or list them in the s3.access_logs setting")
     from lineagegraph.harvest.s3.access import S3AccessHarvester  # boto3: only when harvesting
 
-    harvest_with(app, S3AccessHarvester(locations, full), settings)
+    harvest_with(app, S3AccessHarvester(locations, full, spark_master), settings)

@@ -17,10 +17,10 @@ log delivered late is a new file, so the reads in it are counted whenever it arr
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING
 
 from botocore.client import BaseClient
 from botocore.exceptions import BotoCoreError, ClientError
@@ -30,84 +30,32 @@ from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
-from lineagegraph.harvest.s3.access_logs import AccessLogParser, Read, ReadProblems, file_reads
+from lineagegraph.harvest.s3.access_logs import AccessLogParser, ReadProblems
+from lineagegraph.harvest.s3.access_spark import batches_with_spark
+from lineagegraph.harvest.s3.access_tally import (
+    BATCH_FILES,
+    UNREADABLE,
+    Batch,
+    DatasetFolder,
+    LogFile,
+    LogOpener,
+    ReadTallies,
+    tally_file,
+    unreadable,
+)
 from lineagegraph.harvest.s3.client import describe_error, endpoint_of, make_client
-from lineagegraph.identity import FoldRules
+from lineagegraph.harvest.s3.inventory_spark import spark_session
 from lineagegraph.model import Asset, Transformation
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
 from lineagegraph.settings import Settings
 
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 SYSTEM = "s3-access"
 BATCH_PAIRS = 20_000  # (reader, dataset) pairs written in one statement at most
-BATCH_FILES = 5_000  # log files marked in one statement at most
 LOOKUP_KEYS = 5_000  # log files asked about at once
 HOUR_MS = 3_600_000
-DIRECTORIES_KEPT = 100_000  # (bucket, directory) -> dataset urns remembered
-
-
-class LogFile(NamedTuple):
-    """A log file to read: where (for marks and messages), when it was delivered, how to open."""
-
-    location: str
-    delivered: int  # epoch ms: LastModified, or a local file's mtime
-    open: Callable[[], BinaryIO]
-
-
-class DatasetFolder:
-    """Keys to the datasets they fold into, as an S3 listing folds them
-    (identity.s3_dataset_urn_for_key), each directory worked out once."""
-
-    def __init__(self, rules: FoldRules) -> None:
-        self.rules = rules
-        self.known: dict[tuple[str, str], str] = {}  # (bucket, directory) -> dataset urn
-
-    def dataset_of(self, bucket: str, key: str) -> str:
-        directory = key[: key.rfind("/") + 1]
-        urn = self.known.get((bucket, directory))
-        if urn is None:
-            urn = identity.s3_dataset_urn_for_key(bucket, key, self.rules)
-            if len(self.known) >= DIRECTORIES_KEPT:
-                self.known.clear()
-            self.known[bucket, directory] = urn
-        return urn
-
-
-class ReadTallies:
-    """Reads summed per (bucket, principal, dataset urn): [count, first, last] (a list: one is
-    updated per line)."""
-
-    def __init__(self, folder: DatasetFolder) -> None:
-        self.folder = folder
-        self.pairs: dict[tuple[str, str, str], list[int]] = {}
-        self.reads = 0
-
-    def add(self, read: Read) -> None:
-        bucket, key, principal, at = read
-        dataset = self.folder.known.get((bucket, key[: key.rfind("/") + 1]))
-        if dataset is None:
-            dataset = self.folder.dataset_of(bucket, key)
-        pair = (bucket, principal, dataset)
-        tally = self.pairs.get(pair)
-        if tally is None:
-            self.pairs[pair] = [1, at, at]
-        else:
-            tally[0] += 1
-            if at < tally[1]:
-                tally[1] = at
-            elif at > tally[2]:
-                tally[2] = at
-        self.reads += 1
-
-    def merge(self, other: ReadTallies) -> None:
-        for pair, (count, first, last) in other.pairs.items():
-            tally = self.pairs.get(pair)
-            if tally is None:
-                self.pairs[pair] = [count, first, last]
-            else:
-                tally[0] += count
-                tally[1] = min(tally[1], first)
-                tally[2] = max(tally[2], last)
-        self.reads += other.reads
 
 
 @dataclass
@@ -145,7 +93,7 @@ def log_files(location: str, settings: Settings) -> Iterator[LogFile]:
 
 
 def _local_file(path: Path) -> LogFile:
-    return LogFile(str(path), int(os.stat(path).st_mtime * 1000), lambda: path.open("rb"))
+    return LogFile(str(path), int(os.stat(path).st_mtime * 1000))
 
 
 def _s3_files(client: BaseClient, bucket: str, prefix: str) -> Iterator[LogFile]:
@@ -154,15 +102,9 @@ def _s3_files(client: BaseClient, bucket: str, prefix: str) -> Iterator[LogFile]
         for page in paginator.paginate(Bucket=bucket, Prefix=prefix):
             for entry in page.get("Contents", ()):
                 key = entry["Key"]
-                if key.endswith("/"):
-                    continue
-
-                def opened(key: str = key) -> BinaryIO:
-                    body = client.get_object(Bucket=bucket, Key=key)["Body"]
-                    return body  # type: ignore[no-any-return]
-
-                delivered = int(entry["LastModified"].timestamp() * 1000)
-                yield LogFile(f"s3://{bucket}/{key}", delivered, opened)
+                if not key.endswith("/"):
+                    delivered = int(entry["LastModified"].timestamp() * 1000)
+                    yield LogFile(f"s3://{bucket}/{key}", delivered)
     except (ClientError, BotoCoreError) as exc:
         raise HarvestError(
             describe_error(
@@ -181,13 +123,14 @@ def harvest_s3_access(
     *,
     full: bool = False,
     progress: Progress | None = None,
+    spark: SparkSession | None = None,
 ) -> tuple[HarvestRun, AccessReport]:
     """Count the reads in the log files at `location` that no run has counted yet, as one
-    :HarvestRun; `full` reads every file there (those already counted are still skipped)."""
+    :HarvestRun; `full` reads every file there (those already counted are still skipped).
+    With `spark`, Spark tasks read and tally the files (access_spark.py): the same tallies."""
     scope = location if location.startswith("s3://") else str(Path(location).resolve())
     overlap = int(settings.s3.access_overlap_hours * HOUR_MS)
     report = AccessReport()
-    folder = DatasetFolder(settings.identity.rules())
     with harvest_run(store, SYSTEM, scope) as (run, writer):
         since = None if full else last_watermark(store, SYSTEM, scope)
         start = None if since is None else since - overlap
@@ -198,32 +141,17 @@ def harvest_s3_access(
         pending = sorted(
             (f for f in files if f.location not in counted), key=lambda f: (f.delivered, f.location)
         )
-        parser = AccessLogParser()
-        batch, marks = ReadTallies(folder), []
-        for file in pending:
-            tallies = ReadTallies(folder)  # a file counts whole or not at all
-            try:
-                with file.open() as stream:
-                    for read in file_reads(stream, file.location, report.problems, parser):
-                        tallies.add(read)
-            except (OSError, EOFError, ClientError, BotoCoreError) as exc:
-                report.failed_files.append(
-                    f"{file.location}: unreadable, none of it counted: {exc}"
-                )
-                continue
-            batch.merge(tallies)
-            marks.append({"key": file.location, "scope": scope, "delivered": file.delivered,
-                          "reads": tallies.reads})  # fmt: skip
-            report.read_files += 1
-            report.reads += tallies.reads
-            if len(batch.pairs) >= BATCH_PAIRS or len(marks) >= BATCH_FILES:
-                _write(store, writer, run, batch, marks)
-                batch, marks = ReadTallies(folder), []
+        if spark is None:
+            batches = _batches_here(pending, settings, scope, report)
+        else:
+            batches = iter(batches_with_spark(spark, settings, pending, scope, report))
+        for batch in batches:
+            _write(store, writer, run, batch)
+            report.read_files += len(batch.marks)
+            report.reads += batch.tallies.reads
             if progress:
-                progress(
-                    Tick(location, report.read_files, "log files", detail=f"{report.reads:,} reads")
-                )
-        _write(store, writer, run, batch, marks)
+                detail = f"{report.reads:,} reads"
+                progress(Tick(location, report.read_files, "log files", detail=detail))
         run.counts.update({
             "log_files": report.files, "log_files_counted_before": report.counted_before,
             "log_files_read": report.read_files, "log_files_failed": len(report.failed_files),
@@ -242,6 +170,27 @@ def harvest_s3_access(
     return run, report
 
 
+def _batches_here(
+    pending: list[LogFile], settings: Settings, scope: str, report: AccessReport
+) -> Iterator[Batch]:
+    """The files read and tallied in this process, in batches of at most BATCH_PAIRS pairs
+    or BATCH_FILES files; a file that cannot be read whole is named in the report instead."""
+    folder, parser = DatasetFolder(settings.identity.rules()), AccessLogParser()
+    opener = LogOpener(settings.s3)
+    batch = Batch(ReadTallies(folder))
+    for file in pending:
+        try:
+            tallies = tally_file(file.location, opener, folder, parser, report.problems)
+        except UNREADABLE as exc:
+            report.failed_files.append(unreadable(file.location, exc))
+            continue
+        batch.add(file, tallies, scope)
+        if len(batch.tallies.pairs) >= BATCH_PAIRS or len(batch.marks) >= BATCH_FILES:
+            yield batch
+            batch = Batch(ReadTallies(folder))
+    yield batch
+
+
 def _counted(store: GraphStore, locations: list[str]) -> set[str]:
     """The locations among these that a run has counted (and marked) already."""
     found: set[str] = set()
@@ -251,19 +200,13 @@ def _counted(store: GraphStore, locations: list[str]) -> set[str]:
     return found
 
 
-def _write(
-    store: GraphStore,
-    writer: GraphWriter,
-    run: HarvestRun,
-    batch: ReadTallies,
-    marks: list[dict[str, object]],
-) -> None:
+def _write(store: GraphStore, writer: GraphWriter, run: HarvestRun, batch: Batch) -> None:
     """The readers and datasets of a batch (idempotent MERGEs), then its counts and marks in
     one statement."""
-    if not marks:
+    if not batch.marks:
         return
     newest: dict[tuple[str, str], int] = {}
-    for (bucket, principal, dataset), (_, _, last) in batch.pairs.items():
+    for (bucket, principal, dataset), (_, _, last) in batch.tallies.pairs.items():
         writer.add(Asset(dataset, "Dataset", "s3", identity.name_of(dataset), last,
                          {"bucket": bucket}))  # fmt: skip
         reader = (bucket, principal)
@@ -275,12 +218,12 @@ def _write(
     rows = [
         {"t": identity.s3_access_transformation_urn(bucket, principal), "asset": dataset,
          "count": count, "first": first, "last": last}
-        for (bucket, principal, dataset), (count, first, last) in batch.pairs.items()
+        for (bucket, principal, dataset), (count, first, last) in batch.tallies.pairs.items()
     ]  # fmt: skip
-    records = store.run("s3_access_count_reads", {"rows": rows, "logs": marks}).records()
+    records = store.run("s3_access_count_reads", {"rows": rows, "logs": batch.marks}).records()
     written = int(records[0]["written"]) if records else 0
     run.counts["merge_reads_from"] += written
-    run.counts["reads_counted"] += batch.reads
+    run.counts["reads_counted"] += batch.tallies.reads
     if written < len(rows):
         run.counts["dropped_reads_from"] += len(rows) - written
 
@@ -302,6 +245,7 @@ class S3AccessHarvester:
 
     locations: tuple[str, ...] = ()
     full: bool = False
+    spark_master: str | None = None
     name = "s3-access"
     section = "s3"
     needs = "[s3] access_logs (s3://bucket/prefix or directories of access logs)"
@@ -315,12 +259,17 @@ class S3AccessHarvester:
         locations = self.locations or tuple(settings.s3.access_logs)
         if not locations:
             raise ConfigError("give a log location, or list them in the s3.access_logs setting")
+        spark = spark_session(self.spark_master, SYSTEM) if self.spark_master else None
         reports = []
-        for location in locations:
-            run, report = harvest_s3_access(
-                store, settings, location, full=self.full, progress=progress
-            )
-            line = summary(location, run, report)
-            problems = report.problems.named
-            reports.append(HarvestReport.of_run(run, problems, report.failed_files, line))
+        try:
+            for location in locations:
+                run, report = harvest_s3_access(
+                    store, settings, location, full=self.full, progress=progress, spark=spark
+                )
+                line = summary(location, run, report)
+                problems = report.problems.named
+                reports.append(HarvestReport.of_run(run, problems, report.failed_files, line))
+        finally:
+            if spark is not None:
+                spark.stop()
         return reports

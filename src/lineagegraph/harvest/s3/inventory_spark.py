@@ -83,9 +83,7 @@ def inventory_rollups_with_spark(
     try:
         pairs = rdd.flatMap(job).reduceByKey(_combine).collect()
     except Exception as exc:  # Py4J/PythonException: the task's own message is in the text
-        raise HarvestError(
-            f"Spark could not aggregate {manifest.url}: {_task_error(exc)}"
-        ) from None
+        raise HarvestError(f"Spark could not aggregate {manifest.url}: {task_error(exc)}") from None
     for (kind, *key), value in pairs:
         if kind == "rollup":
             found.rollups[tuple(key)] = value  # type: ignore[index]
@@ -141,7 +139,7 @@ def _combine(a: Any, b: Any) -> Any:
     return a
 
 
-def _task_error(exc: Exception) -> str:
+def task_error(exc: Exception) -> str:
     """Our own message out of a Spark task failure's long Java/Python text."""
     text = str(exc)
     found = re.findall(r"(?:HarvestError|IdentityError): ([^\n]+)", text)
@@ -201,7 +199,7 @@ def write_inventory_rollups(
         store.run("s3_write_rollups", {**params, "rows": chunk, "excludes": texts})
 
 
-def spark_session(master: str) -> SparkSession:
+def spark_session(master: str, app: str = "lineagegraph-s3-inventory") -> SparkSession:
     """A Spark session for `--spark MASTER`. Local masters run their Python tasks with this
     interpreter (PySpark reads only PYSPARK_PYTHON for that, else `python3`, which may lack
     lineagegraph)."""
@@ -209,7 +207,7 @@ def spark_session(master: str) -> SparkSession:
         from pyspark.sql import SparkSession
     except ImportError:
         raise HarvestError("--spark needs pyspark: pip install 'lineagegraph[spark]'") from None
-    builder = SparkSession.builder.master(master).appName("lineagegraph-s3-inventory")
+    builder = SparkSession.builder.master(master).appName(app)
     if master.startswith("local"):
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.ui.enabled", "false")
