@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, TopicPartition
 from graphs import drop_graph
 from kafka_helpers import LAKE, env, event, kafka_settings, produce, rows, unique
 from services.tansu import FAST_GROUP, create_topic
@@ -29,6 +28,10 @@ from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.harvest.kafka import harvest_kafka
 from lineagegraph.settings import GraphSettings
+
+confluent_kafka = pytest.importorskip(
+    "confluent_kafka", reason="confluent-kafka is not installed (pip install 'lineagegraph[kafka]')"
+)
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -59,9 +62,11 @@ def assert_exactly_once(store: GraphStore, jobs: int, runs: int) -> None:
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> list[int]:
     """The group's committed offset in each partition (what it will read next)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
-        found = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], 10)
+        found = consumer.committed(
+            [confluent_kafka.TopicPartition(topic, p) for p in range(partitions)], 10
+        )
     finally:
         consumer.close()
     return [tp.offset for tp in found]
