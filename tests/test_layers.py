@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.harvest.dbt.settings",
             "lineagegraph.harvest.openlineage_settings",
             "lineagegraph.tags_settings",
+            "lineagegraph.harvest.kafka_settings",
             "lineagegraph.settings",
         ],
     ),

@@ -92,6 +92,12 @@ def secret_values(model: BaseModel) -> list[str]:
         value = getattr(model, name)
         if isinstance(value, SecretStr) and value.get_secret_value():
             found.append(value.get_secret_value())
+        elif isinstance(value, dict):  # a table of secrets, e.g. [kafka] client_secrets
+            found += [
+                v.get_secret_value()
+                for v in value.values()
+                if isinstance(v, SecretStr) and v.get_secret_value()
+            ]
         elif isinstance(value, BaseModel):
             found += secret_values(value)
     return found
