@@ -194,7 +194,7 @@ def test_an_older_sighting_lowers_first_seen_only(store: GraphStore, name: str) 
     if name == "merge_columns":
         write(store, table("A", T0 + 100))  # the column's asset
     for seen in (T0 + 100, T0 + 200, T0):  # first sighting, a newer one, then an older one
-        store.run(name, {"rows": [row(seen)], "bucket": "b"})
+        store.run(name, {"rows": [row(seen)], "bucket": "b", "region": None})
     got = store.execute(
         f"MATCH (n:{label} {{urn: $u}}) RETURN n.first_seen, n.last_seen", {"u": urn}, write=False
     ).rows
