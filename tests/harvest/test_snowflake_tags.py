@@ -24,6 +24,7 @@ from lineagegraph.harvest.snowflake.harvester import SnowflakeReport, connect, h
 from lineagegraph.identity import snowflake_urn
 
 CUSTOMERS, HASHED = "RAW.PUBLIC.CUSTOMERS", "ANALYTICS.CORE.HASHED"
+CONTACTS = "ANALYTICS.CORE.CONTACTS"
 KUNDEN = "RAW.PUBLIC.Kunden Ä"  # never queried, a space and a non-ASCII letter in its name
 PII, LEVEL = "GOV.TAGS.PII", "GOV.TAGS.CONFIDENTIALITY"
 
@@ -52,8 +53,29 @@ def scenario(au: AccountUsage) -> None:
             NOW - 5 * HOUR,
             direct=[accessed(CUSTOMERS, "EMAIL")],
             modified=[modified(HASHED, {"EMAIL_HASH": [(CUSTOMERS, "EMAIL")]})],
+            text="create or replace table analytics.core.hashed as"
+            " select sha2(lower(email), 256) as email_hash from raw.public.customers",
             query_type="CREATE_TABLE_AS_SELECT",
-        )
+        ),
+        Query(
+            "q2",
+            NOW - 4 * HOUR,
+            direct=[accessed(CUSTOMERS, "EMAIL", "ID")],
+            modified=[
+                modified(
+                    CONTACTS,
+                    {
+                        "EMAIL": [(CUSTOMERS, "EMAIL")],
+                        "MAILS": [(CUSTOMERS, "EMAIL")],
+                        "KEY": [(CUSTOMERS, "ID"), (CUSTOMERS, "EMAIL")],
+                    },
+                )
+            ],
+            text="insert into analytics.core.contacts (email, mails, key)"
+            " select c.email, count(distinct c.email), c.id || md5(c.email)"
+            " from customers as c group by c.email, c.id",
+            query_type="INSERT",
+        ),
     )
     au.set_tag(PII, "email", CUSTOMERS, "EMAIL")
     au.set_tag(LEVEL, "restricted", CUSTOMERS)
@@ -103,9 +125,11 @@ def test_table_and_column_tags_land_on_the_harvested_urns(
     ]
     # the tagged column is the one ACCESS_HISTORY feeds from
     feeds = store.execute(
-        "MATCH (a:Column)-[:FEEDS]->(b:Column) RETURN a.urn, b.urn", write=False
+        "MATCH (a:Column)-[:FEEDS]->(b:Column {urn: $b}) RETURN a.urn",
+        {"b": urn(HASHED) + "#EMAIL_HASH"},
+        write=False,
     ).rows
-    assert feeds == [[urn(CUSTOMERS) + "#EMAIL", urn(HASHED) + "#EMAIL_HASH"]]
+    assert feeds == [[urn(CUSTOMERS) + "#EMAIL"]]
     assert (report.counts["tags"], report.counts["tags_stated"]) == (3, 3)
     assert report.counts["tags_on_other_objects"] == 1
     assert report.counts["tags_removed"] == 0
@@ -171,3 +195,25 @@ def test_a_role_without_tag_references_gets_a_warning_and_the_lineage(
     quiet = run(store, fakesnow_server, NOW + HOUR, tags=False)
     assert not any("TAG_REFERENCES" in w for w in quiet.warnings)
     assert tags(store) == []
+
+
+def test_hashed_and_counted_columns_are_masked_and_a_copy_is_plain(
+    store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
+) -> None:
+    """ACCESS_HISTORY names the sources; the functions between come from the query text."""
+    scenario(account_usage)
+    report = run(store, fakesnow_server, NOW)
+    feeds = store.execute(
+        "MATCH (a:Column)-[e:FEEDS]->(b:Column) RETURN a.urn, b.urn, e.masked_by, e.plain"
+        " ORDER BY b.urn, a.urn",
+        write=False,
+    ).rows
+    email, key = urn(CUSTOMERS) + "#EMAIL", urn(CUSTOMERS) + "#ID"
+    assert feeds == [
+        [email, urn(CONTACTS) + "#EMAIL", [], True],
+        [email, urn(CONTACTS) + "#KEY", ["MD5"], False],
+        [key, urn(CONTACTS) + "#KEY", [], True],
+        [email, urn(CONTACTS) + "#MAILS", ["COUNT"], False],
+        [email, urn(HASHED) + "#EMAIL_HASH", ["SHA2"], False],
+    ]
+    assert report.counts["column_pairs_masked"] == 3

@@ -247,7 +247,15 @@ def harvest(
         rules = settings.identity.rules()
         listing = _Listing(account, now, rules, resolver, store, writer, session, report)
         views = listing.dependent_views()
-        converter = RowConverter(account, resolver, rules, views, run.counts, known_columns(store))
+        converter = RowConverter(
+            account,
+            resolver,
+            rules,
+            views,
+            run.counts,
+            known_columns(store),
+            settings.masking.names,
+        )
         windows = _access_history_windows(session, cfg, start)
         newest = write_windows(windows, converter, writer, report, progress)
         if run.counts["rows"] == 0:

@@ -20,7 +20,8 @@ TAG_REFERENCES_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES"
 # One row per query since a watermark, oldest first, with its QUERY_HISTORY facts. The VARIANT
 # columns come back as JSON text and are parsed in Python, so one malformed row can be skipped
 # and reported instead of failing a FLATTEN for the whole window. The query text is fetched
-# only when it may name a stage (`@`): the COPY path is parsed from it.
+# only when it may name a stage (`@`: the COPY path is parsed from it) or the query wrote
+# something (the functions between a written column and its sources are read from it).
 ACCESS_HISTORY_SINCE = """
 SELECT
     ah.query_id AS "QUERY_ID",
@@ -34,7 +35,8 @@ SELECT
     qh.query_type AS "QUERY_TYPE",
     qh.database_name AS "DATABASE_NAME",
     qh.schema_name AS "SCHEMA_NAME",
-    IFF(CONTAINS(qh.query_text, '@'), qh.query_text, NULL) AS "QUERY_TEXT"
+    IFF(CONTAINS(qh.query_text, '@') OR ARRAY_SIZE(ah.objects_modified) > 0,
+        qh.query_text, NULL) AS "QUERY_TEXT"
 FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah
 LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh
     ON qh.query_id = ah.query_id

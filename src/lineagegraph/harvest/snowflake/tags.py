@@ -2,10 +2,10 @@
 
 Snowflake keeps no time of setting or unsetting a tag: an unset tag's row just leaves the view.
 So each harvest reads the view whole (one row per tag and object: small), compares it with the
-tags the graph holds from Snowflake for this account, and writes only the difference: a new or
-changed tag is stated at the harvest time, and a tag no longer listed is withdrawn then
-(`removed_at`). A rerun with nothing changed writes nothing. Rows of dropped objects are not
-read: the object's DROP (ACCESS_HISTORY) is its own fact, and its tags stay as they were.
+tags the graph holds from Snowflake for this account, and writes only the difference
+(harvest/tag_changes.py): a tag no longer listed is withdrawn at the harvest time. Rows of
+dropped objects are not read: the object's DROP (ACCESS_HISTORY) is its own fact, and its tags
+stay as they were.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Literal
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.snowflake.access_history import SYSTEM, TABLE_DOMAINS
+from lineagegraph.harvest.tag_changes import tag_changes
 from lineagegraph.identity import IdentityError, column_urn, name_of, snowflake_urn_from_parts
 from lineagegraph.model import Column, TagFact
 
@@ -95,14 +96,24 @@ def write_tags(
     run_id: str,
     counts: Counter[str],
 ) -> None:
-    """Write what changed since the tags the graph holds from Snowflake under `account_prefix`:
-    new or changed tags, with the tables and columns they land on, then withdrawals."""
-    live = {
-        (row["target"], row["key"]): row["value"]
-        for row in store.read("live_source_tags", {"source": SYSTEM, "prefix": account_prefix})
-    }
-    stated = {(ref.column or ref.table, ref.key) for ref in found}
-    changed = [r for r in found if live.get((r.column or r.table, r.key), ()) != r.value]
+    """Write what changed since the tags the graph holds from Snowflake under `account_prefix`
+    (harvest/tag_changes.py): new or changed tags, with the tables and columns they land on,
+    then withdrawals."""
+    stated = [
+        TagFact(ref.column or ref.table, ref.key, ref.value, SYSTEM, run_id, now, ref.reason)
+        for ref in found
+    ]
+    changed, removed = tag_changes(
+        store,
+        SYSTEM,
+        stated,
+        prefix=account_prefix,
+        at=now,
+        by=run_id,
+        gone="no longer in TAG_REFERENCES",
+    )
+    targets = {fact.target for fact in changed}
+    landing = [ref for ref in found if (ref.column or ref.table) in targets]
     # Tables no query touched yet: created when missing, never marked seen (the view lags a
     # DROP by up to hours, and a late tag row must not undelete a table).
     ensure = {
@@ -113,22 +124,14 @@ def write_tags(
             "seen": now,
             "props": {"domain": r.domain},
         }
-        for r in changed
+        for r in landing
     }
     store.write_batches("snowflake_ensure_tables", ensure.values(), ("urn",))
-    for ref in changed:
-        target = ref.table
+    for ref in landing:
         if ref.column is not None and ref.column_name is not None:
             writer.add(Column(ref.column, ref.table, ref.column_name, now))
-            target = ref.column
-        writer.add(TagFact(target, ref.key, ref.value, SYSTEM, run_id, now, ref.reason))
-    gone = [
-        (target, key, value) for (target, key), value in live.items() if (target, key) not in stated
-    ]
-    for target, key, value in gone:
-        reason = "no longer in TAG_REFERENCES"
-        writer.add(TagFact(target, key, value, SYSTEM, run_id, now, reason, removed=True))
+    writer.add_all([*changed, *removed])
     writer.flush()
     counts["tags"] += len(found)
     counts["tags_stated"] += len(changed)
-    counts["tags_removed"] += len(gone)
+    counts["tags_removed"] += len(removed)
