@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.processes",
             "lineagegraph.column_links",
             "lineagegraph.values",  # shared values of harvest and reports (globs, pricing)
+            "lineagegraph.masking",  # functions that mask, for every source's column lineage
         ],
     ),
     (

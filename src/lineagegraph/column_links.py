@@ -18,6 +18,7 @@ class ColumnLink:
     source: str  # the input's urn
     source_column: str
     column: str  # the output's column
+    masked_by: tuple[str, ...] = ()  # the masking functions between them (lineagegraph.masking)
 
 
 def column_items(
@@ -46,6 +47,6 @@ def column_items(
     for link in links:
         src, dst = column(link.source, link.source_column), column(output, link.column)
         if src and dst:
-            feeds.append(ColumnFeed(src, dst, at, via))
+            feeds.append(ColumnFeed(src, dst, at, via, link.masked_by))
     yield from columns_out
     yield from feeds

@@ -31,6 +31,7 @@ from lineagegraph.harvest.openlineage_settings import OpenLineageSettings
 from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.harvest.snowflake.settings import SnowflakeSettings
 from lineagegraph.identity import FoldRules
+from lineagegraph.masking import MaskingSettings
 from lineagegraph.settings_base import (
     CONFIG_ENV,
     ENV_PREFIX,
@@ -52,6 +53,7 @@ __all__ = [
     "GraphSettings",
     "IdentitySettings",
     "KafkaSettings",
+    "MaskingSettings",
     "OpenLineageSettings",
     "ReportSettings",
     "S3Settings",
@@ -190,6 +192,7 @@ class Settings(BaseSettings):
     kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     reports: ReportSettings = Field(default_factory=ReportSettings)
     dbt: DbtSettings = Field(default_factory=DbtSettings)
+    masking: MaskingSettings = Field(default_factory=MaskingSettings)
     sources: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="Settings of the sources that plug-in packages add, one [sources.NAME] "

@@ -3,7 +3,7 @@ imported here (S3: s3_fixtures; Snowflake: snowflake_fixtures; dbt: dbt_fixtures
 defined once: a session fixture defined again in a test module would run again, and fakesnow's
 server cannot be started twice in one process."""
 
-from dbt_fixtures import dbt_build  # noqa: F401  (fixtures are found by name)
+from dbt_fixtures import dbt_build, dbt_privacy_build  # noqa: F401  (fixtures are found by name)
 from s3_fixtures import (  # noqa: F401  (fixtures are found by name)
     bucket,
     fault_proxy,

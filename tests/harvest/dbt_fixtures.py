@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).parent / "data" / "dbt_project"
+# Files laid over the shop project for the classification tests: tags and meta, and a model
+# that hashes and counts personal data.
+PRIVACY = Path(__file__).parent / "data" / "dbt_privacy"
 VENV_DBT = Path(__file__).parents[2] / "tools" / "dbt" / ".venv" / "bin" / "dbt"
 SNOWFLAKE_ACCOUNT = "acme-prod"
 
@@ -63,11 +66,22 @@ def _dbt(dbt: Path, project: Path, *args: str) -> None:
 
 @pytest.fixture(scope="session")
 def dbt_build(tmp_path_factory: pytest.TempPathFactory) -> DbtBuild:
+    return _build(tmp_path_factory.mktemp("dbt") / "shop")
+
+
+@pytest.fixture(scope="session")
+def dbt_privacy_build(tmp_path_factory: pytest.TempPathFactory) -> DbtBuild:
+    """The shop project with data/dbt_privacy laid over it, parsed and built the same way."""
+    return _build(tmp_path_factory.mktemp("dbt-privacy") / "shop", PRIVACY)
+
+
+def _build(project: Path, overlay: Path | None = None) -> DbtBuild:
     dbt = dbt_executable()
     if dbt is None:
         pytest.skip(f"no dbt at {VENV_DBT} (run scripts/dbt-venv.sh) or $LINEAGEGRAPH_TEST_DBT")
-    project = tmp_path_factory.mktemp("dbt") / "shop"
     shutil.copytree(PROJECT, project)
+    if overlay is not None:
+        shutil.copytree(overlay, project, dirs_exist_ok=True)
     _dbt(dbt, project, "parse", "--target", "snowflake", "--target-path", "target-sf")
     # build writes run_results.json with the tests; docs generate (after build, so the tables
     # exist for the catalog) writes its own, so the build's is put back.

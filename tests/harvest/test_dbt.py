@@ -308,7 +308,10 @@ def test_cli_harvest_dbt_and_harvest_all(dbt_build: DbtBuild, tmp_path: Path) ->
     result = runner.invoke(cli, ["harvest", "dbt", "--target-path", str(dbt_build.duckdb)], env=env)
     assert result.exit_code == 0, result.output
     assert "duckdb project, 2 models, 1 seeds, 1 snapshots, 1 sources" in result.output
-    assert "10 column feeds; tests: 1 fail, 3 pass; run " in result.output
+    assert (
+        "10 column feeds (0 masked), 0 tags (0 new or changed, 0 withdrawn); "
+        "tests: 1 fail, 3 pass; run "
+    ) in result.output
     env["LINEAGEGRAPH_DBT__TARGET_PATH"] = str(dbt_build.duckdb)
     result = runner.invoke(cli, ["harvest", "all", "--only", "dbt"], env=env)
     assert result.exit_code == 0, result.output

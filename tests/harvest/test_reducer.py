@@ -39,16 +39,19 @@ def schema(*names: str) -> dict[str, Any]:
     return {"schema": {"fields": [{"name": n, "type": "string"} for n in names]}}
 
 
-def lineage(column: str, source: str, field: str) -> dict[str, Any]:
-    return {
-        "columnLineage": {
-            "fields": {
-                column: {
-                    "inputFields": [{"namespace": "s3://lake", "name": source, "field": field}]
-                }
+def lineage(column: str, source: str, field: str, *masked: str) -> dict[str, Any]:
+    entry: dict[str, Any] = {"namespace": "s3://lake", "name": source, "field": field}
+    if masked:
+        entry["transformations"] = [
+            {
+                "type": "DIRECT",
+                "subtype": "TRANSFORMATION",
+                "description": f"{f}(x)",
+                "masking": True,
             }
-        }
-    }
+            for f in masked
+        ]
+    return {"columnLineage": {"fields": {column: {"inputFields": [entry]}}}}
 
 
 def out_of_order_events(path: Path) -> None:
@@ -67,6 +70,15 @@ def out_of_order_events(path: Path) -> None:
         event(5, 7, "export", ["mart/daily"], "export/daily",
               symlinks={"identifiers": [{"namespace": "file", "name": "y", "type": "TABLE"}]}),
         event(1, 1, "export", ["mart/daily"], "export/daily"),
+        # masked, then plain, then masked by another function out of order
+        event(2, 1, "mask", ["raw/customers"], "mart/masked",
+              **lineage("hash", "raw/customers", "email", "SHA2")),
+        event(3, 1, "mask", ["raw/customers"], "mart/masked",
+              **lineage("hash", "raw/customers", "email")),
+        event(1, 1, "mask", ["raw/customers"], "mart/masked",
+              **lineage("hash", "raw/customers", "email", "MD5")),
+        event(1, 2, "count", ["raw/customers"], "mart/counted",
+              **lineage("n", "raw/customers", "email", "COUNT")),
     ]  # fmt: skip
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -107,4 +119,13 @@ def test_reduced_events_write_the_same_graph(
             "MATCH (t:Transformation) RETURN t.name, t.runs ORDER BY t.name", write=False
         ).rows
         # a run older than the newest one seen before it does not count, as event by event
-        assert runs == [["daily", 1], ["export", 2], ["merge", 1]]
+        assert runs == [["count", 1], ["daily", 1], ["export", 2], ["mask", 2], ["merge", 1]]
+        feeds = store.execute(
+            "MATCH (a)-[e:FEEDS]->(b) WHERE a.urn ENDS WITH '#email' RETURN b.urn, e.masked_by,"
+            " e.plain ORDER BY b.urn",
+            write=False,
+        ).rows
+        assert feeds == [
+            ["s3://lake/mart/counted#n", ["COUNT"], False],
+            ["s3://lake/mart/masked#hash", ["SHA2", "MD5"], True],
+        ]

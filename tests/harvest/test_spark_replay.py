@@ -106,6 +106,10 @@ def test_records_of_the_wrong_shape_are_rejected_not_written(
         ("columns", [1], "columns[0] is 1, not text"),
         ("links", [{"source": "s3://lake/in/1", "source_column": 5, "column": "c"}],
          "links[0].source_column is 5, not text"),
+        ("links", [{"source": "s3://lake/in/1", "source_column": "a", "column": "c",
+                    "masked_by": ["SHA2", 5]}], "links[0].masked_by[1] is 5, not text"),
+        ("links", [{"source": "s3://lake/in/1", "source_column": "a", "column": "c",
+                    "masked_by": "SHA2"}], "links[0].masked_by is 'SHA2', not a list"),
         ("user", True, "user is True, not text"),
     ]  # fmt: skip
     records = []

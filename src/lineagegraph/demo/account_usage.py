@@ -2,7 +2,8 @@
 
 The demo fills these views through the real connector, and so do the Snowflake harvester's
 tests: ACCESS_HISTORY's VARIANT entries (direct and base objects, modified objects with
-per-column sources, stages by name, DDL), QUERY_HISTORY rows and OBJECT_DEPENDENCIES.
+per-column sources, stages by name, DDL), QUERY_HISTORY rows, OBJECT_DEPENDENCIES and
+TAG_REFERENCES.
 """
 
 from __future__ import annotations
@@ -38,10 +39,18 @@ CREATE OR REPLACE TABLE SNOWFLAKE.ACCOUNT_USAGE.OBJECT_DEPENDENCIES (
     referencing_database VARCHAR, referencing_schema VARCHAR, referencing_object_name VARCHAR,
     referencing_object_id NUMBER, referencing_object_domain VARCHAR, dependency_type VARCHAR)
 """
+TAG_REFERENCES_DDL = """
+CREATE OR REPLACE TABLE SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES (
+    tag_database VARCHAR, tag_schema VARCHAR, tag_id NUMBER, tag_name VARCHAR,
+    tag_value VARCHAR, object_database VARCHAR, object_schema VARCHAR, object_id NUMBER,
+    object_name VARCHAR, object_deleted TIMESTAMP_LTZ, domain VARCHAR, column_id NUMBER,
+    column_name VARCHAR, apply_method VARCHAR)
+"""
 VIEWS = {
     "ACCESS_HISTORY": ACCESS_HISTORY_DDL,
     "QUERY_HISTORY": QUERY_HISTORY_DDL,
     "OBJECT_DEPENDENCIES": OBJECT_DEPENDENCIES_DDL,
+    "TAG_REFERENCES": TAG_REFERENCES_DDL,
 }
 
 
@@ -238,5 +247,61 @@ class AccountUsage:
                 "ing_n": ing[2],
                 "ing_id": object_id(referencing),
                 "ing_dom": referencing_domain,
+            },
+        )
+
+    def set_tag(
+        self,
+        tag: str,
+        value: str,
+        table: str,
+        column: str | None = None,
+        *,
+        domain: str = "TABLE",
+        deleted_at: int | None = None,
+        apply_method: str = "MANUAL",
+    ) -> None:
+        """One TAG_REFERENCES row: `tag` and `table` are DB.SCHEMA.NAME as stored (no dots
+        inside); a tag on a column has the domain COLUMN and its table as the object."""
+        tag_parts, parts = tag.split("."), table.split(".")
+        self.sql(
+            "INSERT INTO SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES SELECT %(tdb)s, %(ts)s,"
+            " %(tid)s, %(tn)s, %(value)s, %(db)s, %(s)s, %(oid)s, %(n)s,"
+            " IFF(%(deleted)s IS NULL, NULL, TO_TIMESTAMP_LTZ(%(deleted)s, 3)), %(domain)s,"
+            " %(cid)s, %(column)s, %(method)s",
+            {
+                "tdb": tag_parts[0],
+                "ts": tag_parts[1],
+                "tid": object_id(tag),
+                "tn": tag_parts[2],
+                "value": value,
+                "db": parts[0],
+                "s": parts[1],
+                "oid": object_id(table),
+                "n": parts[2],
+                "deleted": deleted_at,
+                "domain": "COLUMN" if column is not None else domain,
+                "cid": object_id(f"{table}.{column}") if column is not None else None,
+                "column": column,
+                "method": apply_method,
+            },
+        )
+
+    def unset_tag(self, tag: str, table: str, column: str | None = None) -> None:
+        """ALTER ... UNSET TAG as the view shows it: the reference's row is gone."""
+        tag_parts, parts = tag.split("."), table.split(".")
+        self.sql(
+            "DELETE FROM SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES WHERE tag_database = %(tdb)s"
+            " AND tag_schema = %(ts)s AND tag_name = %(tn)s AND object_database = %(db)s"
+            " AND object_schema = %(s)s AND object_name = %(n)s"
+            " AND equal_null(column_name, %(column)s)",
+            {
+                "tdb": tag_parts[0],
+                "ts": tag_parts[1],
+                "tn": tag_parts[2],
+                "db": parts[0],
+                "s": parts[1],
+                "n": parts[2],
+                "column": column,
             },
         )

@@ -33,6 +33,7 @@ from lineagegraph.harvest.openlineage_settings import OpenLineageSettings
 from lineagegraph.harvest.reducer import ColumnSet, ColumnShape, RunReducer
 from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
+from lineagegraph.masking import DEFAULT_NAMES
 from lineagegraph.model import (
     Asset,
     AssetKind,
@@ -42,6 +43,7 @@ from lineagegraph.model import (
     Flow,
     Item,
     Scalar,
+    TagFact,
     Transformation,
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
@@ -55,12 +57,13 @@ STORAGE_SYSTEMS = frozenset(
     {"s3", "file", "gs", "gcs", "hdfs", "abfs", "abfss", "wasb", "wasbs", "dbfs", "spark"}
 )
 EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
-KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema", "dataQualityAssertions"})
+KNOWN_FACETS = frozenset({"columnLineage", "symlinks", "schema", "dataQualityAssertions", "tags"})
 # Events reduced together before writing: more means fewer rows (a job's runs in one window
 # cost one row) and more memory (the distinct nodes and edges of a window).
 WINDOW_EVENTS = 20_000
 CACHE_ENTRIES = 100_000  # distinct dataset names or facets remembered while mapping
 _LINEAGE = object()
+_FUNCTION = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)")  # a transformation's leading name
 
 
 class EventError(ValueError):
@@ -220,10 +223,15 @@ class EventMapper:
     """Maps events to graph values; counts facets it ignores and collects facet problems."""
 
     def __init__(
-        self, rules: FoldRules, problems: list[str], limits: OpenLineageSettings | None = None
+        self,
+        rules: FoldRules,
+        problems: list[str],
+        limits: OpenLineageSettings | None = None,
+        masking: frozenset[str] = DEFAULT_NAMES,
     ) -> None:
         self.rules = rules
         self.problems = problems
+        self.masking = masking  # names a masking transformation by its function
         limits = limits or OpenLineageSettings()
         self.max_datasets, self.max_flows = limits.max_event_datasets, limits.max_event_flows
         self.ignored_facets = 0
@@ -406,9 +414,36 @@ class EventMapper:
             out.append(self._asset(urn, at, props))
             if "schema" in facets:
                 out.extend(self._schema(facets, urn, at, spot))
+            if "tags" in facets:
+                out.extend(self._tags(facets["tags"], urn, run, spot))
             out.extend(self._assertions(dataset, urn, run, spot))
             urns.append(urn)
         return urns
+
+    def _tags(self, facet: Any, urn: str, run: tuple[int, str], spot: str) -> list[Piece]:
+        """The tags facet (TagsDatasetFacet 1-0-0): each tag a classification of the dataset,
+        or of its column `field` (the spec's schema facet has no tags of its own), stated at
+        the event's time by its run. An empty value states the key alone."""
+        tags = facet.get("tags") if isinstance(facet, dict) else None
+        if not isinstance(tags, list) or not all(map(_is_tag, tags)):
+            self._facet_problem(spot, "tags", "tags must be [{key, value, source?, field?}]")
+            return []
+        at, run_id = run
+        pieces: list[Piece] = []
+        for tag in tags:
+            target, field = urn, tag.get("field")
+            if field:
+                try:
+                    target = _findable(identity.column_urn(urn, field), spot)
+                except (identity.IdentityError, EventError) as exc:
+                    self._facet_problem(spot, "tags", str(exc))
+                    continue
+                pieces.append(Column(target, urn, field, at))
+            origin = f" ({tag['source']})" if tag.get("source") else ""
+            reason = f"OpenLineage tags facet{origin}"
+            value = tag.get("value") or None
+            pieces.append(TagFact(target, tag["key"], value, SYSTEM, run_id, at, reason))
+        return pieces
 
     def _facet_problem(self, spot: str, name: str, reason: str) -> None:
         self.problems.append(f"{spot}: facet {name} skipped: {reason}")
@@ -527,7 +562,7 @@ class EventMapper:
             for column, spec in fields.items():
                 key.append(column)
                 for entry in spec["inputFields"]:
-                    key += (self.dataset_urn(entry, ""), entry["field"])
+                    key += (self.dataset_urn(entry, ""), entry["field"], self._masked_by(entry))
                 key.append(_LINEAGE)  # JSON has no such value: the end of a column's fields
             frozen = tuple(key)
             hash(frozen)
@@ -543,8 +578,29 @@ class EventMapper:
                 raise EventError(f"fields.{column}.inputFields is not a list")
             for entry in inputs:
                 source = self.dataset_urn(entry, f"fields.{column}")
-                links.append(ColumnLink(source, _require(entry, "field", str, column), column))
+                field = _require(entry, "field", str, column)
+                links.append(ColumnLink(source, field, column, self._masked_by(entry)))
         return links
+
+    def _masked_by(self, entry: dict[str, Any]) -> tuple[str, ...]:
+        """An input field's masking, from the facet's `transformations` (spec 1-2-0): masked
+        when it has DIRECT transformations and every one says `masking: true`. Each is named
+        by the function its description starts with when that is a masking function, else
+        by its subtype; INDIRECT ones (a filter, a join key) carry no value and are ignored."""
+        steps = entry.get("transformations")
+        if not isinstance(steps, list):
+            return ()
+        direct = [t for t in steps if isinstance(t, dict) and t.get("type") == "DIRECT"]
+        if not direct or not all(t.get("masking") is True for t in direct):
+            return ()
+        names: dict[str, None] = {}
+        for step in direct:
+            word = _FUNCTION.match(str(step.get("description") or ""))
+            name = word.group(1).upper() if word else ""
+            if name not in self.masking:
+                name = str(step.get("subtype") or "MASKING").upper()
+            names[name] = None
+        return tuple(names)
 
 
 def _findable(key: str, where: str) -> str:
@@ -559,6 +615,15 @@ def _findable(key: str, where: str) -> str:
 def _facet(dataset: dict[str, Any], group: str) -> Any:
     facets = dataset.get(group)
     return facets.get("dataQualityAssertions") if isinstance(facets, dict) else None
+
+
+def _is_tag(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("key"), str)
+        and bool(value["key"])
+        and all(isinstance(value.get(k), str | None) for k in ("value", "source", "field"))
+    )
 
 
 def _is_assertion(value: Any) -> bool:
@@ -604,18 +669,20 @@ def harvest_openlineage(
     on_file: Callable[[OpenLineageReport], None] | None = None,
     exclusive: bool = True,
     limits: OpenLineageSettings | None = None,
+    masking: frozenset[str] = DEFAULT_NAMES,
 ) -> tuple[HarvestRun, OpenLineageReport]:
     """Ingest every event under `path`. Files older than the last successful harvest of the
     same path are skipped unless `full`; the watermark is the newest file's mtime. `exclusive`
     as in `harvest_run`: `lineagegraph serve` ingests beside the CLI's harvests, not between.
-    `limits`: the [openlineage] caps on one event, and whether links are followed."""
+    `limits`: the [openlineage] caps on one event, and whether links are followed; `masking`
+    names the functions of masking transformations in column lineage."""
     limits = limits or OpenLineageSettings()
     scope = str(path.resolve())
     since = None if full else last_watermark(store, SYSTEM, scope)
     report = OpenLineageReport()
     files = event_files(path, since, follow_links=limits.follow_links, skipped=report.problems)
     report.skipped_bad += len(report.problems)
-    mapper = EventMapper(rules, report.problems, limits)
+    mapper = EventMapper(rules, report.problems, limits, masking)
     with harvest_run(store, SYSTEM, scope, exclusive=exclusive) as (run, writer):
         window: list[tuple[str, Sighting]] = []  # written every WINDOW_EVENTS: bounded memory
         newest = since or 0
@@ -734,7 +801,13 @@ class OpenLineageHarvester:
                 progress(Tick(str(path), report.files, "files", detail=f"{report.events:,} events"))
 
             run, report = harvest_openlineage(
-                store, path, rules, full=self.full, on_file=on_file, limits=settings.openlineage
+                store,
+                path,
+                rules,
+                full=self.full,
+                on_file=on_file,
+                limits=settings.openlineage,
+                masking=settings.masking.names,
             )
             errors = (
                 [

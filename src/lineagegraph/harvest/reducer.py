@@ -42,6 +42,7 @@ from lineagegraph.model import (
     Flow,
     Item,
     SoftDelete,
+    TagFact,
     Transformation,
 )
 
@@ -53,7 +54,7 @@ class ColumnShape:
     """A dataset's columns and FEEDS, mapped once for all the runs that repeat them."""
 
     columns: tuple[Column, ...]  # seen: 0, each run has its own time
-    feeds: tuple[tuple[str, str], ...]  # (source column, column)
+    feeds: tuple[tuple[str, str, tuple[str, ...]], ...]  # (source column, column, masked_by)
     sources: tuple[str, ...] = ()  # the source datasets, sorted
 
     @classmethod
@@ -61,13 +62,13 @@ class ColumnShape:
         items = list(items)
         return cls(
             tuple(i for i in items if isinstance(i, Column)),
-            tuple((i.src, i.dst) for i in items if isinstance(i, ColumnFeed)),
+            tuple((i.src, i.dst, i.masked_by) for i in items if isinstance(i, ColumnFeed)),
             tuple(sorted(sources)),
         )
 
     def items(self, at: int, via: str | None) -> list[Item]:
         out: list[Item] = [Column(c.urn, c.asset, c.name, at) for c in self.columns]
-        out.extend(ColumnFeed(src, dst, at, via) for src, dst in self.feeds)
+        out.extend(ColumnFeed(src, dst, at, via, masked) for src, dst, masked in self.feeds)
         return out
 
 
@@ -120,9 +121,12 @@ class RunReducer:
         self._jobs: dict[str, tuple[Transformation, _Runs]] = {}
         self._job_edges: dict[tuple[str, str, str], list[int]] = {}  # -> [earliest, latest]
         self._flows: dict[tuple[str, str], _Runs] = {}
-        self._feeds: dict[tuple[str, str], list[Any]] = {}  # -> [earliest, latest, vias]
+        # -> [earliest, latest, vias, masking functions, whether a sighting copied it plainly]
+        self._feeds: dict[tuple[str, str], list[Any]] = {}
         self._drops: list[tuple[str, int, int]] = []  # (urn, at, sighting)
         self._checks: dict[str, CheckResult] = {}  # urn -> the result merge_checks would keep
+        # (source, key, target) -> [the earliest statement, the one merge_tags would keep]
+        self._tags: dict[tuple[str, str, str], list[TagFact]] = {}
         self.self_edges = 0
         self._pending = 0  # run times held for jobs and FLOWS_TO
         self._row = 0
@@ -141,15 +145,30 @@ class RunReducer:
             elif type(value) is Transformation:
                 self._job(value, at, run_id, user)
             elif type(value) is ColumnFeed:
-                self._feed(value.src, value.dst, at, value.via)
+                self._feed(value.src, value.dst, at, value.via, value.masked_by)
             elif type(value) is CheckResult:
                 kept = self._checks.get(value.urn)
                 if kept is None or _check_order(value) > _check_order(kept):
                     self._checks[value.urn] = value
             elif type(value) is SoftDelete:
                 self._drops.append((value.urn, at, self._row))
+            elif type(value) is TagFact:
+                self._tag(replace(value, at=at))
             else:
                 raise TypeError(f"a reducer takes no {value!r}")
+
+    def _tag(self, fact: TagFact) -> None:
+        """The newest statement wins (a later one at the same time too); the earliest is kept
+        for first_seen. Writing both, earliest first, leaves what writing every one would."""
+        key = (fact.source, fact.key, fact.target)
+        kept = self._tags.get(key)
+        if kept is None:
+            self._tags[key] = [fact, fact]
+            return
+        if fact.at < kept[0].at:
+            kept[0] = fact
+        if fact.at >= kept[1].at:
+            kept[1] = fact
 
     def _node(self, value: Asset | Column, at: int) -> None:
         node = self._nodes.get(value.urn)
@@ -170,8 +189,8 @@ class RunReducer:
     def _column_set(self, columns: ColumnSet, at: int) -> None:
         for column in columns.shape.columns:
             self._node(column, at)
-        for src, dst in columns.shape.feeds:
-            self._feed(src, dst, at, columns.via)
+        for src, dst, masked in columns.shape.feeds:
+            self._feed(src, dst, at, columns.via, masked)
 
     def _job(self, job: Transformation, at: int, run_id: str, user: str | None) -> None:
         entry = self._jobs.get(job.urn)
@@ -209,19 +228,25 @@ class RunReducer:
         if flow.via is not None:
             runs.via[flow.via] = None
 
-    def _feed(self, src: str, dst: str, at: int, via: str | None) -> None:
+    def _feed(
+        self, src: str, dst: str, at: int, via: str | None, masked: tuple[str, ...] = ()
+    ) -> None:
         if src == dst:
             self.self_edges += 1
             return
         entry = self._feeds.get((src, dst))
         if entry is None:
-            entry = self._feeds[src, dst] = [at, at, {}]
+            entry = self._feeds[src, dst] = [at, at, {}, {}, False]
         elif at < entry[0]:
             entry[0] = at
         elif at > entry[1]:
             entry[1] = at
         if via is not None:
             entry[2][via] = None
+        if masked:
+            entry[3].update(dict.fromkeys(masked))
+        else:
+            entry[4] = True
 
     def write_window(self, writer: GraphWriter) -> None:
         """Write the nodes first seen since the last window (later windows' edges MATCH them),
@@ -275,12 +300,16 @@ class RunReducer:
             )
         for name, kind in (("merge_reads_from", "r"), ("merge_writes_to", "w")):
             writer.write(name, edges[kind], ("t", "asset"))
-        for (src, dst), (first, last, vias) in self._feeds.items():
+        for (src, dst), (first, last, vias, masking, plain) in self._feeds.items():
             order: list[str | None] = [*vias] or [None]
-            writer.add_all(ColumnFeed(src, dst, first, via) for via in order)
+            masked = tuple(masking)  # every function seen; a plain sighting is one more row
+            writer.add_all(ColumnFeed(src, dst, first, via, masked) for via in order)
             if last > first:
-                writer.add(ColumnFeed(src, dst, last, order[-1]))
+                writer.add(ColumnFeed(src, dst, last, order[-1], masked))
+            if masked and plain:
+                writer.add(ColumnFeed(src, dst, first, order[0]))
         writer.add_all(self._checks.values())
+        writer.add_all(fact for kept in self._tags.values() for fact in dict.fromkeys(kept))
         writer.flush()
         counts["self_edges_skipped"] += self.self_edges
         # A drop followed (in sighting order) by a sighting is undone by it, even in the same ms.

@@ -141,6 +141,11 @@ def _type_problem(value: Any, hint: Any, where: str) -> str | None:
             return f"{where} is {value!r:.60}, not a list"
         problems = (_type_problem(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
         return next((p for p in problems if p), None)
+    if origin is tuple:  # tuple[X, ...]: a ColumnLink's masked_by
+        if not isinstance(value, tuple):
+            return f"{where} is {value!r:.60}, not a list"
+        problems = (_type_problem(v, args[0], f"{where}[{i}]") for i, v in enumerate(value))
+        return next((p for p in problems if p), None)
     if origin is typing.Literal:
         return None if value in args else f"{where} is {value!r:.60}, not one of {args}"
     if origin is types.UnionType:

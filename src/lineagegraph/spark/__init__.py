@@ -131,7 +131,9 @@ def install(
         user=context.sparkUser(),
         spark_version=spark.version,
     )
-    naming = Naming(settings.identity.rules(), settings.identity.snowflake_account)
+    naming = Naming(
+        settings.identity.rules(), settings.identity.snowflake_account, settings.masking.names
+    )
     counts = Counts()
     worker = Worker(
         app, naming, make_sinks(settings, app, counts), settings.spark.queue_size, counts

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from lineagegraph import identity
 from lineagegraph.column_links import ColumnLink, column_items
 from lineagegraph.identity import FoldRules
+from lineagegraph.masking import DEFAULT_NAMES, along, either
 from lineagegraph.model import (
     Asset,
     AssetKind,
@@ -131,7 +132,7 @@ class SparkAction:
             data = {k: v for k, v in record.items() if k not in ("type", "v")}
             data["output"] = DatasetRef(**data["output"])
             data["inputs"] = [DatasetRef(**d) for d in data.get("inputs", [])]
-            data["links"] = [ColumnLink(**d) for d in data.get("links", [])]
+            data["links"] = [ColumnLink(**_masked_tuple(d)) for d in data.get("links", [])]
             action = cls(**data)
             identity.system_of(action.output.urn)
             return action
@@ -145,6 +146,7 @@ class Naming:
 
     rules: FoldRules = identity.NO_FOLD_RULES
     snowflake_account: str | None = None
+    masking: frozenset[str] = DEFAULT_NAMES  # functions that mask (lineagegraph.masking)
 
 
 @dataclass
@@ -173,7 +175,7 @@ def analyze(captured: Captured, app: AppInfo, naming: Naming) -> Analysis:
     query = root.children[0] if root.children else root.fields.get("query")
     if not isinstance(query, Node):
         return Analysis(None, "no_output", problems=problems)
-    tracer = _Tracer(query)
+    tracer = _Tracer(query, naming.masking)
     sources: dict[int, list[tuple[str, str]]] = {}
     inputs: dict[str, DatasetRef] = {}
     for node in tracer.nodes:
@@ -189,9 +191,9 @@ def analyze(captured: Captured, app: AppInfo, naming: Naming) -> Analysis:
         problems.append(f"{write.command}: {len(names)} column names for {len(out_attrs)} columns")
         names = [name for _, name in out_attrs]
     links = [
-        ColumnLink(src_urn, src_col, column)
+        ColumnLink(src_urn, src_col, column, masked)
         for (expr_id, _), column in zip(out_attrs, names, strict=True)
-        for src_urn, src_col in sorted(tracer.sources_of(expr_id, sources))
+        for (src_urn, src_col), masked in sorted(tracer.sources_of(expr_id, sources).items())
     ]
     action = SparkAction(
         app=app.name,
@@ -305,6 +307,43 @@ def _attributes(value: Any) -> list[tuple[int, str]]:
     return out
 
 
+# Spark expression classes by the name SQL calls them (`hash()` is Murmur3Hash).
+_SPARK_FUNCTIONS = {
+    "Murmur3Hash": "HASH",
+    "HyperLogLogPlusPlus": "APPROX_COUNT_DISTINCT",
+    "Sha1": "SHA1",
+    "Sha2": "SHA2",
+    "Md5": "MD5",
+    "XxHash64": "XXHASH64",
+    "Crc32": "CRC32",
+    "Count": "COUNT",
+}
+
+
+def _masked_references(tree: Any, masking: frozenset[str]) -> dict[int, tuple[str, ...]]:
+    """The expression ids an expression reads, each with the masking functions around it
+    (empty when one occurrence is read plainly)."""
+    found: dict[int, tuple[str, ...]] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(tree, ())]
+    while stack:
+        value, fns = stack.pop()
+        if isinstance(value, list):
+            stack.extend((item, fns) for item in value)
+            continue
+        if not isinstance(value, Node):
+            continue
+        name = _SPARK_FUNCTIONS.get(value.name, value.name.upper())
+        if name in masking:
+            fns = along(fns, (name,))
+        expr_id = value.fields.get("exprId")
+        if value.name in ("AttributeReference", "OuterReference") and isinstance(expr_id, dict):
+            ref = int(expr_id["id"])
+            found[ref] = either(found[ref], fns) if ref in found else fns
+        nested = [v for v in value.fields.values() if isinstance(v, Node | list)]
+        stack.extend((child, fns) for child in [*value.children, *nested])
+    return found
+
+
 def _references(tree: Any) -> set[int]:
     """The expression ids an expression reads."""
     found: set[int] = set()
@@ -323,11 +362,15 @@ def _references(tree: Any) -> set[int]:
 
 
 class _Tracer:
-    """Expression-id dependencies of one query, and the output columns of its nodes."""
+    """Expression-id dependencies of one query, and the output columns of its nodes; a
+    dependency only through masking functions (`sha2(email)`, `count(id)`) is remembered with
+    them."""
 
-    def __init__(self, query: Node) -> None:
+    def __init__(self, query: Node, masking: frozenset[str] = frozenset()) -> None:
         self.nodes = iter_nodes(query)
+        self.masking = masking
         self.deps: dict[int, set[int]] = {}
+        self.masked: dict[tuple[int, int], tuple[str, ...]] = {}  # (alias, reference) -> fns
         self.unknown: set[str] = set()
         self._outputs: dict[int, list[tuple[int, str]]] = {}
         self._ctes = {
@@ -338,7 +381,12 @@ class _Tracer:
         for node in self.nodes:
             if "expressions" in node.cls or ".catalyst.expressions." in node.cls:
                 if node.name == "Alias" and isinstance(node.fields.get("exprId"), dict):
-                    self._depend(int(node.fields["exprId"]["id"]), _references(node.children))
+                    alias = int(node.fields["exprId"]["id"])
+                    self._depend(alias, _references(node.children))
+                    if self.masking:
+                        for ref, fns in _masked_references(node.children, self.masking).items():
+                            if fns:
+                                self.masked[alias, ref] = fns
                 continue
             self._plan_node(node)
 
@@ -406,19 +454,21 @@ class _Tracer:
 
     def sources_of(
         self, expr_id: int, sources: dict[int, list[tuple[str, str]]]
-    ) -> set[tuple[str, str]]:
-        """The source columns an expression id derives from, through any number of steps."""
-        found: set[tuple[str, str]] = set()
-        seen: set[int] = set()
-        stack = [expr_id]
+    ) -> dict[tuple[str, str], tuple[str, ...]]:
+        """The source columns an expression id derives from, through any number of steps, each
+        with the masking functions on its way (empty when some way copies it plainly)."""
+        found: dict[tuple[str, str], tuple[str, ...]] = {}
+        seen: set[tuple[int, tuple[str, ...]]] = set()
+        stack: list[tuple[int, tuple[str, ...]]] = [(expr_id, ())]
         while stack:
-            current = stack.pop()
-            if current in seen:
+            current, fns = stack.pop()
+            if (current, fns) in seen:
                 continue
-            seen.add(current)
-            if current in sources:
-                found.update(sources[current])
-            stack.extend(self.deps.get(current, ()))
+            seen.add((current, fns))
+            for pair in sources.get(current, ()):
+                found[pair] = either(found[pair], fns) if pair in found else fns
+            for dep in self.deps.get(current, ()):
+                stack.append((dep, along(fns, self.masked.get((current, dep), ()))))
         return found
 
 
@@ -497,6 +547,13 @@ def _ol_dataset(ref: DatasetRef, namespace_of_tables: str) -> dict[str, Any]:
     return dataset
 
 
+def _masked_tuple(link: dict[str, Any]) -> dict[str, Any]:
+    """A spooled link with its masked_by list as the tuple it was (anything else is left for
+    the replay's type check to name)."""
+    masked = link.get("masked_by", [])
+    return {**link, "masked_by": tuple(masked) if isinstance(masked, list) else masked}
+
+
 def run_uuid(app_id: str, execution_id: int) -> str:
     """A stable run id, so an action emitted twice is one OpenLineage run."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"spark:{app_id}#{execution_id}"))
@@ -513,9 +570,13 @@ def to_openlineage(action: SparkAction, job_namespace: str) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for link in action.links:
         namespace, name = urn_to_openlineage(link.source)
-        fields.setdefault(link.column, {"inputFields": []})["inputFields"].append(
-            {"namespace": namespace, "name": name, "field": link.source_column}
-        )
+        entry: dict[str, Any] = {"namespace": namespace, "name": name, "field": link.source_column}
+        if link.masked_by:  # the facet's transformations (1-2-0): each masking, by name
+            entry["transformations"] = [
+                {"type": "DIRECT", "subtype": "TRANSFORMATION", "description": f, "masking": True}
+                for f in link.masked_by
+            ]
+        fields.setdefault(link.column, {"inputFields": []})["inputFields"].append(entry)
     if fields:
         output["facets"]["columnLineage"] = _facet(
             "ColumnLineageDatasetFacet", "ColumnLineageDatasetFacet", fields=fields

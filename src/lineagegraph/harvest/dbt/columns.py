@@ -14,9 +14,16 @@ from sqlglot import exp, parse_one
 from sqlglot.errors import SqlglotError
 from sqlglot.lineage import Node, lineage
 
-from lineagegraph.harvest.dbt.trace import RelationKey, Sources, relation_key, trace
+from lineagegraph.harvest.dbt.trace import Masks, RelationKey, Sources, relation_key, trace_masked
 
-__all__ = ["ColumnLineageError", "RelationKey", "column_sources", "relation_key"]
+__all__ = [
+    "ColumnLineageError",
+    "Masks",
+    "RelationKey",
+    "column_lineage",
+    "column_sources",
+    "relation_key",
+]
 
 
 class ColumnLineageError(ValueError):
@@ -36,12 +43,26 @@ def column_sources(
     names resolve. The fast path (lineagegraph.harvest.dbt.trace) reads common SELECTs; others
     (or all, without `fast`) go through sqlglot's lineage.
     """
+    return column_lineage(sql, dialect, upstream, frozenset(), fast=fast)[0]
+
+
+def column_lineage(
+    sql: str,
+    dialect: str | None,
+    upstream: Mapping[RelationKey, Sequence[str]],
+    masking: frozenset[str],
+    *,
+    fast: bool = True,
+) -> tuple[Sources, Masks]:
+    """`column_sources`, and the sources that reach each column only through a function in
+    `masking` (upper-case names). Only the fast path sees masking: SQL it leaves to sqlglot's
+    lineage (set operations, table functions) gets plain feeds, so classifications travel on."""
     try:
         tree = parse_one(sql, dialect=dialect)
     except (SqlglotError, RecursionError, ValueError) as exc:
         raise ColumnLineageError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
     if fast:
-        found = trace(tree, upstream)
+        found = trace_masked(tree, upstream, masking)
         if found is not None:
             return found
     schema: dict[str, dict[str, dict[str, dict[str, str]]]] = {}
@@ -55,7 +76,7 @@ def column_sources(
     except (SqlglotError, RecursionError, ValueError, KeyError) as exc:
         raise ColumnLineageError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
     assert isinstance(nodes, dict)
-    return {column: _leaves(node) for column, node in nodes.items()}
+    return {column: _leaves(node) for column, node in nodes.items()}, {}
 
 
 def _leaves(node: Node) -> list[tuple[RelationKey, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +19,12 @@ from lineagegraph.errors import ConfigError
 from lineagegraph.graph.base import GraphStore
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.harvest.dbt.artifacts import load
+from lineagegraph.harvest.dbt.classify import SOURCE, classifications
 from lineagegraph.harvest.dbt.naming import Naming
 from lineagegraph.harvest.dbt.project import SYSTEM, Project
+from lineagegraph.harvest.dbt.settings import DEFAULT_META_KEYS
+from lineagegraph.harvest.tag_changes import tag_changes
+from lineagegraph.masking import DEFAULT_NAMES
 from lineagegraph.model import CheckResult, Item
 from lineagegraph.pipeline import HarvestRun, harvest_run
 
@@ -47,11 +51,12 @@ def read_project(
     snowflake_account: str | None = None,
     namespace: str | None = None,
     column_lineage: bool = True,
+    masking: frozenset[str] = DEFAULT_NAMES,
 ) -> Project:
     """Load and check the artifacts under `target` and name their relations (no store)."""
     artifacts = load(target)
     naming = Naming.of(artifacts.adapter, snowflake_account, namespace)
-    return Project(artifacts, naming, column_lineage=column_lineage)
+    return Project(artifacts, naming, column_lineage=column_lineage, masking=masking)
 
 
 def harvest_dbt(
@@ -61,23 +66,45 @@ def harvest_dbt(
     snowflake_account: str | None = None,
     namespace: str | None = None,
     column_lineage: bool = True,
+    masking: frozenset[str] = DEFAULT_NAMES,
+    tag_keys: Sequence[str] = ("*",),
+    meta_keys: Sequence[str] = DEFAULT_META_KEYS,
 ) -> tuple[HarvestRun, DbtReport]:
-    """Write the relations, transformations, flows and columns of a dbt target directory.
+    """Write the relations, transformations, flows and columns of a dbt target directory, and
+    the classifications its tags and meta state (harvest/dbt/classify.py).
 
     Every harvest reads the whole manifest (writes are idempotent); the run's watermark is the
-    manifest's generation time. Bad artifacts fail before anything is written.
+    manifest's generation time. Bad artifacts fail before anything is written. Classifications
+    are written as changes (harvest/tag_changes.py): one the project no longer states on its
+    relations is withdrawn at the manifest's time.
     """
     project = read_project(
         target,
         snowflake_account=snowflake_account,
         namespace=namespace,
         column_lineage=column_lineage,
+        masking=masking,
     )
     report = DbtReport(project.naming.adapter)
     with harvest_run(store, SYSTEM, str(project.artifacts.target.resolve())) as (run, writer):
         writer.add_all(parsed_ahead(project.items()))
         report.checks = project.checks()
         writer.add_all(report.checks)  # the writer stores them after their assets and columns
+        columns, stated = classifications(project, tag_keys, meta_keys)
+        relations = set(project.urns.values())
+        changed, removed = tag_changes(
+            store,
+            SOURCE,
+            stated,
+            in_scope=lambda t: t in relations or t.rpartition("#")[0] in relations,
+            at=project.at,
+            by=str(project.artifacts.manifest["metadata"].get("invocation_id") or ""),
+            gone="no longer in the dbt project",
+        )
+        writer.add_all([*columns, *changed, *removed])
+        project.report.add("tags", len(stated))
+        project.report.add("tags_stated", len(changed))
+        project.report.add("tags_removed", len(removed))
         report.counts = dict(project.report.counts)
         report.problems = project.report.problems
         run.counts.update({f"dbt_{k}": v for k, v in report.counts.items()})
@@ -115,6 +142,9 @@ class DbtHarvester:
             snowflake_account=settings.identity.snowflake_account,
             namespace=settings.dbt.namespace,
             column_lineage=settings.dbt.column_lineage,
+            masking=settings.masking.names,
+            tag_keys=settings.dbt.tag_keys,
+            meta_keys=settings.dbt.meta_keys,
         )
         progress(Tick(str(target), report.counts.get("models", 0), "models"))
         return [HarvestReport.of_run(run, report.problems, [], summary(target, run, report))]
@@ -131,7 +161,9 @@ def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
         f"{c.get('sources', 0)} sources ({c.get('ephemeral', 0)} ephemeral, "
         f"{c.get('disabled', 0)} disabled{f', {malformed} malformed' if malformed else ''} "
         f"skipped), {c.get('columns', 0)} columns, "
-        f"{c.get('column_feeds', 0)} column feeds; tests: "
+        f"{c.get('column_feeds', 0)} column feeds ({c.get('column_feeds_masked', 0)} masked), "
+        f"{c.get('tags', 0)} tags ({c.get('tags_stated', 0)} new or changed, "
+        f"{c.get('tags_removed', 0)} withdrawn); tests: "
         + (", ".join(f"{n} {s}" for s, n in sorted(tests.items())) or "none")
         + f"; run {run.id}: {run.status}"
     )

@@ -19,10 +19,11 @@ from lineagegraph.harvest.dbt.checks import check_results
 from lineagegraph.harvest.dbt.columns import (
     ColumnLineageError,
     RelationKey,
-    column_sources,
+    column_lineage,
     relation_key,
 )
 from lineagegraph.harvest.dbt.naming import Naming
+from lineagegraph.masking import DEFAULT_NAMES
 from lineagegraph.model import (
     Asset,
     CheckResult,
@@ -53,10 +54,18 @@ class DbtCounts:
 class Project:
     """The relations of one manifest, their urns and columns, ready to turn into values."""
 
-    def __init__(self, artifacts: Artifacts, naming: Naming, *, column_lineage: bool = True):
+    def __init__(
+        self,
+        artifacts: Artifacts,
+        naming: Naming,
+        *,
+        column_lineage: bool = True,
+        masking: frozenset[str] = DEFAULT_NAMES,
+    ):
         self.artifacts = artifacts
         self.naming = naming
         self.column_lineage = column_lineage and naming.dialect is not None
+        self.masking = masking
         self.report = DbtCounts()
         self.at = artifacts.generated_ms
         manifest = artifacts.manifest
@@ -200,10 +209,11 @@ class Project:
             key = relation_key(node.get("database"), node.get("schema"), str(table))
             upstream[key] = (self.urns[parent], {c.lower(): c for c in self.columns(parent)})
         try:
-            sources = column_sources(
+            sources, masks = column_lineage(
                 sql,
                 self.naming.dialect,
                 {k: list(cols.values()) for k, (_, cols) in upstream.items()},
+                self.masking,
             )
         except ColumnLineageError as exc:
             self.report.add("models_sql_unreadable")
@@ -212,7 +222,8 @@ class Project:
         own = {c.lower(): c for c in self.columns(unique_id)}
         for column, pairs in sources.items():
             try:
-                yield from self._feeds(urn, own, column, pairs, upstream, at, job)
+                masked = masks.get(column, {})
+                yield from self._feeds(urn, own, column, pairs, masked, upstream, at, job)
             except identity.IdentityError as exc:
                 self.report.problems.append(f"{unique_id}: column lineage skipped: {exc}")
 
@@ -222,6 +233,7 @@ class Project:
         own: dict[str, str],
         column: str,
         pairs: list[tuple[RelationKey, str]],
+        masked: dict[tuple[RelationKey, str], tuple[str, ...]],
         upstream: dict[RelationKey, tuple[str, dict[str, str]]],
         at: int,
         job: str,
@@ -240,7 +252,10 @@ class Project:
             if source_column.lower() not in parent[1]:
                 yield Column(src, parent[0], src_name, self.at)
             self.report.add("column_feeds")
-            yield ColumnFeed(src, dst, at, job)
+            masked_by = masked.get((key, source_column), ())
+            if masked_by:
+                self.report.add("column_feeds_masked")
+            yield ColumnFeed(src, dst, at, job, masked_by)
 
     @property
     def _invocation(self) -> str:

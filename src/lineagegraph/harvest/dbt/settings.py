@@ -9,6 +9,9 @@ from pydantic import Field, field_validator
 
 from lineagegraph.settings_base import Section
 
+# `meta` keys that state a classification unless [dbt] meta_keys says otherwise.
+DEFAULT_META_KEYS = ("pii", "contains_pii", "classification", "sensitivity")
+
 
 class DbtSettings(Section):
     """`harvest dbt`: where a dbt project's artifacts are and how its relations are named."""
@@ -27,6 +30,16 @@ class DbtSettings(Section):
     )
     column_lineage: bool = Field(
         True, description="Derive column lineage from each model's compiled SQL (sqlglot)."
+    )
+    tag_keys: list[str] = Field(
+        default_factory=lambda: ["*"],
+        description="dbt tags (on models, seeds, snapshots, sources and their columns) that "
+        "become classification keys, as globs: ['pii*', 'restricted']; [] = none.",
+    )
+    meta_keys: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_META_KEYS),
+        description="`meta` keys that become classifications key=value, in any case "
+        "(meta: {contains_pii: true} states contains_pii=true).",
     )
 
     @field_validator("target_path", "namespace", mode="before")

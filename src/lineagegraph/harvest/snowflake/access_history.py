@@ -2,10 +2,11 @@
 
 - Every object in `objects_modified` FLOWS_TO from every object in `direct_objects_accessed`
   (direct, not base, so a view stays on the path); the writer drops self edges.
-- Each modified column FEEDS from its `directSources`. A COPY from a stage has none for the
-  file side: with MATCH_BY_COLUMN_NAME, each target column FEEDS from the column of the same
-  name (exactly, or ignoring case) that the graph already knows for the stage's dataset (the
-  Spark listener writes a dataset's output columns).
+- Each modified column FEEDS from its `directSources`, masked (`masked_by`) when the query text
+  computes it from that source only through masking functions (harvest/snowflake/masking.py).
+  A COPY from a stage has none for the file side: with MATCH_BY_COLUMN_NAME, each target
+  column FEEDS from the column of the same name (exactly, or ignoring case) that the graph
+  already knows for the stage's dataset (the Spark listener writes a dataset's output columns).
 - The query is a :Transformation keyed by QUERY_PARAMETERIZED_HASH (or its targets and sources)
   that READS_FROM its direct objects and WRITES_TO what it modified; a read-only query only reads.
 - Base objects only teach a view's upstreams, for views OBJECT_DEPENDENCIES does not list.
@@ -23,6 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lineagegraph.harvest.snowflake.masking import Masks, query_masks, table_name
 from lineagegraph.harvest.snowflake.queries import ACCESS_HISTORY_COLUMNS
 from lineagegraph.harvest.snowflake.stages import (
     StageResolver,
@@ -42,6 +44,7 @@ from lineagegraph.identity import (
     system_of,
 )
 from lineagegraph.jsonlines import BadText, parse_json
+from lineagegraph.masking import DEFAULT_NAMES
 from lineagegraph.model import (
     Asset,
     AssetKind,
@@ -176,6 +179,7 @@ class RowConverter:
     views_with_dependencies: Collection[str]
     counts: Counter[str] = field(default_factory=Counter)
     known_columns: ColumnNames | None = None
+    masking: frozenset[str] = DEFAULT_NAMES
     _dataset_columns: dict[str, Sequence[str]] = field(default_factory=dict)
     _table_urns: dict[str, str] = field(default_factory=dict)
     _names: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -248,6 +252,7 @@ class _RowContext:
         self.r = record
         self.out: list[Output] = []
         self._assets: set[str] = set()
+        self._masks: Masks | None = None
 
     def outputs(self) -> list[Output]:
         r, counts = self.r, self.c.counts
@@ -389,9 +394,27 @@ class _RowContext:
                     source_column = self._source_column(source, where)
                     if source_column is not None:
                         direct[source_column] = domain in VIEW_DOMAINS
-                        self.out.append(ColumnFeed(source_column, target_column, at, via))
+                        masked_by = self._masked_by(name, source)
+                        counts["column_pairs_masked"] += bool(masked_by)
+                        self.out.append(
+                            ColumnFeed(source_column, target_column, at, via, masked_by)
+                        )
                         counts["column_pairs"] += source_column != target_column
                 self._view_column(direct, column.get("baseSources"), where)
+
+    def _masked_by(self, column: str, source: dict[str, Any]) -> tuple[str, ...]:
+        """The masking functions between a written column and one of its direct sources, from
+        the query text (parsed once per row, and only when a column has sources)."""
+        if self._masks is None:
+            text = self.r.query_text
+            read = {
+                str(e["objectName"]): [str(c.get("columnName")) for c in e.get("columns") or []]
+                for e in self.r.direct
+                if isinstance(e, dict) and isinstance(e.get("objectName"), str)
+            }
+            self._masks = query_masks(text, self.c.masking, read) if text else {}
+        pair = (table_name(str(source["objectName"])), str(source["columnName"]).lower())
+        return self._masks.get(column.lower(), {}).get(pair, ())
 
     def _source_column(self, source: dict[str, Any], where: str) -> str | None:
         """The column urn of a directSources / baseSources entry naming a table-like object."""

@@ -4,7 +4,7 @@ One run: resume from the last successful watermark (QUERY_START_TIME) minus the 
 back `lookback_days` the first time; stream ACCESS_HISTORY with `fetchmany`, `fetch_size` rows at
 a time, converting each row and folding it into a RunReducer (harvest/reducer.py: nodes are
 written as they are first seen, repeated sightings collapse); then write the rest, list
-external tables and OBJECT_DEPENDENCIES (harvest-time facts), and store the newest
+external tables, OBJECT_DEPENDENCIES and TAG_REFERENCES (harvest-time facts), and store the newest
 QUERY_START_TIME seen as the watermark. `harvest_run` saves the watermark only after everything
 is written, so a failed run resumes where the last good one ended. Replays are idempotent.
 """
@@ -45,6 +45,7 @@ from lineagegraph.harvest.snowflake.stages import (
     stage_name,
     stage_paths,
 )
+from lineagegraph.harvest.snowflake.tags import TagKey, references, write_tags
 from lineagegraph.identity import (
     FoldRules,
     IdentityError,
@@ -246,13 +247,23 @@ def harvest(
         rules = settings.identity.rules()
         listing = _Listing(account, now, rules, resolver, store, writer, session, report)
         views = listing.dependent_views()
-        converter = RowConverter(account, resolver, rules, views, run.counts, known_columns(store))
+        converter = RowConverter(
+            account,
+            resolver,
+            rules,
+            views,
+            run.counts,
+            known_columns(store),
+            settings.masking.names,
+        )
         windows = _access_history_windows(session, cfg, start)
         newest = write_windows(windows, converter, writer, report, progress)
         if run.counts["rows"] == 0:
             _check_edition(session, start, now)
         # Listings last: what queries saw first keeps its event times (first_seen never drops).
         listing.object_dependencies(listing.external_tables())
+        if cfg.tags:
+            listing.tags(run.id, cfg.tag_key)
         report.warnings.extend(describe_unresolved(resolver.unresolved))
         # never backwards: a replayed overlap may hold nothing newer than the last watermark
         run.watermark = max((w for w in (newest, previous) if w is not None), default=None)
@@ -456,6 +467,25 @@ class _Listing:
             return urns
         return []
 
+    def tags(self, run_id: str, form: TagKey) -> None:
+        """TAG_REFERENCES read whole and written as the difference (harvest/snowflake/tags.py);
+        a role that cannot read it gets a warning and the rest of the harvest."""
+        what = queries.TAG_REFERENCES_VIEW
+        try:
+            cursor = self.session.execute(what, queries.TAG_REFERENCES)
+            rows: list[Any] = []
+            while batch := self.session.fetch(cursor, 10_000, what):
+                rows.extend(batch)
+        except HarvestError as exc:
+            self._warn(f"{exc}; no tags read (snowflake.tags = false stops trying)")
+            return
+        counts = self.report.counts
+        found = references(rows, self.account, form, counts)
+        prefix = f"snowflake://{self.account}/"
+        write_tags(
+            found, self.store, self.writer, prefix, now=self.now, run_id=run_id, counts=counts
+        )
+
     def _ensure_row(self, urn: str, domain: Any) -> dict[str, Any]:
         props = {"domain": str(domain).capitalize()}
         return {
@@ -519,7 +549,8 @@ def summary(report: SnowflakeReport) -> str:
         f"{report.scope}: {c['rows']:,} ACCESS_HISTORY rows since {when(report.window_start)}: "
         f"{c['queries_writing']:,} writing and {c['queries_reading']:,} reading queries, "
         f"{c['table_pairs']:,} table and {c['column_pairs']:,} column lineage pairs, "
-        f"{c['drops']:,} drops, {c['rows_malformed']:,} malformed rows skipped; "
+        f"{c['drops']:,} drops, {c['rows_malformed']:,} malformed rows skipped, "
+        f"{c['tags']:,} tags ({c['tags_stated']:,} new or changed, {c['tags_removed']:,} unset); "
         f"watermark {when(report.watermark)}; run {report.run_id}: {report.status}"
     )
 

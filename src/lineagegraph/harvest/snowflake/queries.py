@@ -15,11 +15,13 @@ from __future__ import annotations
 ACCESS_HISTORY_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY"
 QUERY_HISTORY_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY"
 OBJECT_DEPENDENCIES_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.OBJECT_DEPENDENCIES"
+TAG_REFERENCES_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES"
 
 # One row per query since a watermark, oldest first, with its QUERY_HISTORY facts. The VARIANT
 # columns come back as JSON text and are parsed in Python, so one malformed row can be skipped
 # and reported instead of failing a FLATTEN for the whole window. The query text is fetched
-# only when it may name a stage (`@`): the COPY path is parsed from it.
+# only when it may name a stage (`@`: the COPY path is parsed from it) or the query wrote
+# something (the functions between a written column and its sources are read from it).
 ACCESS_HISTORY_SINCE = """
 SELECT
     ah.query_id AS "QUERY_ID",
@@ -33,7 +35,8 @@ SELECT
     qh.query_type AS "QUERY_TYPE",
     qh.database_name AS "DATABASE_NAME",
     qh.schema_name AS "SCHEMA_NAME",
-    IFF(CONTAINS(qh.query_text, '@'), qh.query_text, NULL) AS "QUERY_TEXT"
+    IFF(CONTAINS(qh.query_text, '@') OR ARRAY_SIZE(ah.objects_modified) > 0,
+        qh.query_text, NULL) AS "QUERY_TEXT"
 FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah
 LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh
     ON qh.query_id = ah.query_id
@@ -85,6 +88,29 @@ FROM SNOWFLAKE.ACCOUNT_USAGE.OBJECT_DEPENDENCIES
 WHERE referencing_object_domain IN ('VIEW', 'MATERIALIZED VIEW')
 """
 
+# Every tag set on a table-like object or a column, as of now. The view keeps no time of
+# setting or unsetting (an unset tag's row just goes away), so every harvest reads it whole and
+# compares with the tags it stated before; it is one row per tag and object, small beside
+# ACCESS_HISTORY. Rows of dropped objects are left out: the DROP is the harvest's own fact.
+TAG_REFERENCES = """
+SELECT
+    tag_database AS "TAG_DATABASE",
+    tag_schema AS "TAG_SCHEMA",
+    tag_name AS "TAG_NAME",
+    tag_value AS "TAG_VALUE",
+    object_database AS "OBJECT_DATABASE",
+    object_schema AS "OBJECT_SCHEMA",
+    object_name AS "OBJECT_NAME",
+    column_name AS "COLUMN_NAME",
+    domain AS "DOMAIN",
+    apply_method AS "APPLY_METHOD"
+FROM SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES
+WHERE object_deleted IS NULL
+    AND object_database IS NOT NULL AND object_schema IS NOT NULL
+ORDER BY object_database, object_schema, object_name, column_name, tag_name, tag_database,
+    tag_schema
+"""
+
 # Stages by name across the account. LIKE is case-insensitive and `_` matches any character,
 # so the rows are matched on database, schema and name exactly by the caller.
 SHOW_STAGES_LIKE = "SHOW STAGES LIKE %(name)s IN ACCOUNT"
@@ -110,6 +136,7 @@ ALL_STATEMENTS: dict[str, tuple[str, dict[str, object]]] = {
     "ACCESS_HISTORY_SINCE": (ACCESS_HISTORY_SINCE, {"start_ms": 1_700_000_000_000}),
     "OBJECT_DEPENDENCIES": (OBJECT_DEPENDENCIES, {}),
     "DEPENDENT_VIEWS": (DEPENDENT_VIEWS, {}),
+    "TAG_REFERENCES": (TAG_REFERENCES, {}),
     "SHOW_STAGES_LIKE": (SHOW_STAGES_LIKE, {"name": "LANDING"}),
     "SHOW_EXTERNAL_TABLES": (SHOW_EXTERNAL_TABLES, {}),
     "WRITING_QUERIES_BETWEEN": (

@@ -62,6 +62,16 @@ class SnowflakeSettings(Section):
         description="URL of stages the role cannot see, by name, e.g. "
         "{'RAW.LANDING.PARTNER' = 's3://partner-drop/feeds/'}; used before SHOW STAGES.",
     )
+    tags: bool = Field(
+        True,
+        description="Read ACCOUNT_USAGE.TAG_REFERENCES each harvest: tags on tables and "
+        "columns become classifications (source snowflake).",
+    )
+    tag_key: Literal["name", "qualified"] = Field(
+        "name",
+        description="Key of a Snowflake tag: 'name' (the tag's name in lower case, so PII "
+        "matches dbt's and by-hand pii) or 'qualified' (DB.SCHEMA.NAME as stored).",
+    )
     login_timeout: int = Field(60, ge=1, le=3600, description="Seconds to wait for a login.")
     host: str | None = Field(
         None, description="Server host, for private links or a test server; unset = derived."
