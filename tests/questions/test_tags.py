@@ -317,3 +317,13 @@ def test_cli_check_policy(run, tmp_path: Path) -> None:  # type: ignore[no-untyp
     as_json = json.loads(run("check", "--policy", "--format", "json").stdout)
     assert as_json["violations"][0]["path"] == [EMAIL, STG_EMAIL, LAKE]
     assert run("check").exit_code == 2
+
+
+def test_the_named_statements_for_pii_paths_and_unauthorized_places(users: GraphStore) -> None:
+    paths = [(r["origin"], r["path"]) for r in users.read("tags_pii_flow_paths", {"limit": 10})]
+    assert paths == [(EMAIL, [EMAIL, STG_EMAIL]), (EMAIL, [EMAIL, STG_EMAIL, MART_EMAIL])]
+    users.execute("MATCH (d:Dataset {urn: $u}) SET d.region = 'us-east-1'", {"u": LAKE}, write=True)
+    params = {"regions": ["eu-west-1"], "storage_classes": ["GLACIER"]}
+    rows = users.read("tags_unauthorized_places", params)
+    assert [(r["source"], r["target"], r["region"]) for r in rows] == [(STG, LAKE, "us-east-1")]
+    assert users.read("tags_unauthorized_places", {**params, "regions": ["us-east-1"]}) == []
