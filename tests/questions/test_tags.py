@@ -73,7 +73,7 @@ def derived(found: Propagation, urn: str) -> dict[str, tuple[str, ...]]:
 
 
 def stops(found: Propagation) -> set[tuple[str, str, str]]:
-    return {(s.key, s.dst, s.reason) for s in found.stops_into()}
+    return {(s.key, s.dst, s.reason) for s in found.stops()}
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_untagging_the_origin_removes_every_derived_copy(users: GraphStore) -> N
     write(users, [fact(EMAIL, "pii=email", at=T0 + 1, removed=True)])
     found = derive_all(users, TagSettings())
     assert {t for urn in found.piece.names for t in derived(found, urn)} == set()
-    assert {(s.key, s.value, s.dst) for s in found.stops_into()} == {("pii", "id", STG_N)}
+    assert {(s.key, s.value, s.dst) for s in found.stops()} == {("pii", "id", STG_N)}
 
 
 def test_several_origins_each_kept_and_the_highest_level_wins(users: GraphStore) -> None:

@@ -210,7 +210,7 @@ def tags_of(store: GraphStore, settings: Settings, name: str) -> TagsAnswer:
         target,
         found.own(index[target.urn]),
         found.derived(index[target.urn]),
-        found.stops_into(),
+        found.stops(),
     )
     for urn, _ in sorted(seeds[1:]):
         own, derived = found.own(index[urn]), found.derived(index[urn])
