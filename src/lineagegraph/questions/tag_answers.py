@@ -90,13 +90,21 @@ def state(
             what = "block of" if block else "tag"
             raise TagNotFound(f"no {what} {key!r} stated by hand on {target.urn!r}")
     fact = TagFact(
-        target.urn, key, value, source, by or getpass.getuser(), int(time.time() * 1000),
+        target.urn, key, value, source, by or _user(), int(time.time() * 1000),
         reason, removed,
     )  # fmt: skip
     writer = GraphWriter(store)
     writer.add_all([fact])
     writer.finish()
     return fact
+
+
+def _user() -> str:
+    """Who runs the command; `unknown` where the system cannot say (no login name, no USER)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
 
 
 class TagNotFound(NotFound):
