@@ -240,7 +240,8 @@ def main() -> None:
             took = time.perf_counter() - began
             print(
                 f"all derived tags: {derived:,} (node, tag) pairs over "
-                f"{len(found.piece.names):,} nodes, {len(found.stops):,} stops in {took:.1f} s; "
+                f"{len(found.piece.names):,} nodes, {len(found.stop_edges):,} stops "
+                f"in {took:.1f} s; "
                 f"peak RSS {rss_mb():,.0f} MiB (before {before:,.0f} MiB); "
                 f"{cpu_text(cpu, cpu_seconds(store))}; {load_average()}"
             )

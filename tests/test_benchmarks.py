@@ -58,7 +58,7 @@ FIGURES = {
     "bench_spark": [r"action: median +[\d.]+ ms without", r"\(ratio [\d.]+\)"],
     "bench_tags": [
         r"all derived tags: [\d,]+ \(node, tag\) pairs .* in [\d.]+ s; peak RSS [\d,]+ MiB",
-        r"tags ASSET#COLUMN, .*: p50 [\d.]+ ms, p95 [\d.]+ ms; load average",
+        r"tags ASSET#COLUMN, .*: p50 [\d.]+ ms, p95 [\d.]+ ms; CPU [\d.]+ s here",
         r"check --policy, whole graph: [\d,]+ violations in [\d.]+ s",
         r"ratio: per-origin baseline [\d.]+x all derived tags",
     ],

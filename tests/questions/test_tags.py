@@ -73,7 +73,7 @@ def derived(found: Propagation, urn: str) -> dict[str, tuple[str, ...]]:
 
 
 def stops(found: Propagation) -> set[tuple[str, str, str]]:
-    return {(s.key, s.dst, s.reason) for s in found.stops_into()}
+    return {(s.key, s.dst, s.reason) for s in found.stops()}
 
 
 @pytest.fixture
@@ -138,7 +138,7 @@ def test_untagging_the_origin_removes_every_derived_copy(users: GraphStore) -> N
     write(users, [fact(EMAIL, "pii=email", at=T0 + 1, removed=True)])
     found = derive_all(users, TagSettings())
     assert {t for urn in found.piece.names for t in derived(found, urn)} == set()
-    assert {(s.key, s.value, s.dst) for s in found.stops_into()} == {("pii", "id", STG_N)}
+    assert {(s.key, s.value, s.dst) for s in found.stops()} == {("pii", "id", STG_N)}
 
 
 def test_several_origins_each_kept_and_the_highest_level_wins(users: GraphStore) -> None:
@@ -317,3 +317,13 @@ def test_cli_check_policy(run, tmp_path: Path) -> None:  # type: ignore[no-untyp
     as_json = json.loads(run("check", "--policy", "--format", "json").stdout)
     assert as_json["violations"][0]["path"] == [EMAIL, STG_EMAIL, LAKE]
     assert run("check").exit_code == 2
+
+
+def test_the_named_statements_for_pii_paths_and_unauthorized_places(users: GraphStore) -> None:
+    paths = [(r["origin"], r["path"]) for r in users.read("tags_pii_flow_paths", {"limit": 10})]
+    assert paths == [(EMAIL, [EMAIL, STG_EMAIL]), (EMAIL, [EMAIL, STG_EMAIL, MART_EMAIL])]
+    users.execute("MATCH (d:Dataset {urn: $u}) SET d.region = 'us-east-1'", {"u": LAKE}, write=True)
+    params = {"regions": ["eu-west-1"], "storage_classes": ["GLACIER"]}
+    rows = users.read("tags_unauthorized_places", params)
+    assert [(r["source"], r["target"], r["region"]) for r in rows] == [(STG, LAKE, "us-east-1")]
+    assert users.read("tags_unauthorized_places", {**params, "regions": ["us-east-1"]}) == []

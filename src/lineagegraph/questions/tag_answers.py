@@ -90,13 +90,21 @@ def state(
             what = "block of" if block else "tag"
             raise TagNotFound(f"no {what} {key!r} stated by hand on {target.urn!r}")
     fact = TagFact(
-        target.urn, key, value, source, by or getpass.getuser(), int(time.time() * 1000),
+        target.urn, key, value, source, by or _user(), int(time.time() * 1000),
         reason, removed,
     )  # fmt: skip
     writer = GraphWriter(store)
     writer.add_all([fact])
     writer.finish()
     return fact
+
+
+def _user() -> str:
+    """Who runs the command; `unknown` where the system cannot say (no login name, no USER)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
 
 
 class TagNotFound(NotFound):
@@ -210,7 +218,7 @@ def tags_of(store: GraphStore, settings: Settings, name: str) -> TagsAnswer:
         target,
         found.own(index[target.urn]),
         found.derived(index[target.urn]),
-        found.stops_into(),
+        found.stops(),
     )
     for urn, _ in sorted(seeds[1:]):
         own, derived = found.own(index[urn]), found.derived(index[urn])

@@ -346,7 +346,7 @@ class Propagation:
     origins: list[list[TagOrigin]]  # per group, by index
     pred: list[array[int]]
     origin_of: list[array[int]]
-    stops: list[tuple[int, int, int, str]]  # (group, src, dst, reason)
+    stop_edges: list[tuple[int, int, int, str]]  # (group, src, dst, reason)
     levels: dict[str, list[str]]
 
     def derived_count(self) -> int:
@@ -388,13 +388,12 @@ class Propagation:
         origin = self.origins[group][self.origin_of[group][node]]
         return origin, tuple(self.piece.names[i] for i in reversed(path))
 
-    def stops_into(self, nodes: Collection[int] | None = None) -> list[TagStop]:
-        """The stops on edges into `nodes` (every stop when None)."""
+    def stops(self) -> list[TagStop]:
+        """Every edge a tag did not cross, with the reason."""
         names = self.piece.names
         return [
             TagStop(*self.groups[g], self._origin_target(g, s), names[s], names[d], reason)
-            for g, s, d, reason in self.stops
-            if nodes is None or d in nodes
+            for g, s, d, reason in self.stop_edges
         ]
 
     def _origin_target(self, group: int, node: int) -> str:
