@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from access_log_fixtures import ROLE, access_line, cloudtrail_file, cloudtrail_record
+from access_log_fixtures import AWS_EXAMPLE, ROLE, access_line, cloudtrail_file, cloudtrail_record
 from botocore.client import BaseClient
 from click.testing import CliRunner
 from s3_fixtures import new_bucket, s3_settings
@@ -241,3 +241,11 @@ def test_spark_tallies_equal_the_one_machine_harvest_exactly(
     with open_store(GraphSettings(data_dir=tmp_path / "s3")) as other:
         run, _ = harvest_s3_access(other, settings, f"s3://{bucket}/in/", spark=spark)
         assert run.status == "success" and readers(other) == expected
+
+
+def test_a_file_without_reads_is_marked_counted_too(store: GraphStore, tmp_path: Path) -> None:
+    (tmp_path / "aws.log").write_text(AWS_EXAMPLE)  # bucket operations and a PUT only
+    _, first = harvest_s3_access(store, Settings(), str(tmp_path))
+    _, again = harvest_s3_access(store, Settings(), str(tmp_path), full=True)
+    assert (first.read_files, first.reads, again.counted_before, again.read_files) == (1, 0, 1, 0)
+    assert readers(store) == {}
