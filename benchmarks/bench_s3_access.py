@@ -9,7 +9,7 @@ URL-encoded. Then, in this process:
 1. the baseline: the files read and split into lines, nothing more;
 2. what `harvest s3-access` does to them before writing: each line parsed
    (harvest/s3/access_logs.py), its key folded into its dataset, its read tallied per
-   (bucket, principal, dataset) (harvest/s3/access.py).
+   (bucket, principal, dataset) into one batch (harvest/s3/access_tally.py).
 
 Prints lines/s of both and their ratio, the tallies' size, and the peak RSS, which must follow
 datasets x principals, not lines (the lines are never held). The goal: at least 100,000
@@ -32,14 +32,14 @@ from urllib.parse import quote_plus
 
 from small import parse_args
 
-from lineagegraph.harvest.s3.access import DatasetFolder, ReadTallies
 from lineagegraph.harvest.s3.access_logs import (
     AccessLogParser,
     ReadProblems,
     chunks_of,
-    file_reads,
     split_lines,
 )
+from lineagegraph.harvest.s3.access_tally import DatasetFolder, LogOpener, ReadTallies, tally_file
+from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.identity import NO_FOLD_RULES
 
 GOAL_LINES_S = 100_000
@@ -112,17 +112,13 @@ def read_alone(paths: list[Path]) -> int:
 
 
 def parse_and_tally(paths: list[Path]) -> tuple[ReadTallies, ReadProblems]:
-    """What the harvest does before it writes: parse, fold, tally (one tally per file, merged,
-    as the harvest counts a file whole or not at all)."""
+    """What the harvest does before it writes (access.py's batches): each file parsed, its
+    keys folded, its reads tallied into one batch (access_tally.tally_file)."""
     folder, parser, problems = DatasetFolder(NO_FOLD_RULES), AccessLogParser(), ReadProblems()
-    total = ReadTallies(folder)
+    tallies, opener = ReadTallies(folder), LogOpener(S3Settings())
     for path in paths:
-        tallies = ReadTallies(folder)
-        with path.open("rb") as stream:
-            for read in file_reads(stream, str(path), problems, parser):
-                tallies.add(read)
-        total.merge(tallies)
-    return total, problems
+        tally_file(str(path), opener, parser, problems, tallies)
+    return tallies, problems
 
 
 def peak_rss_mib() -> float:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from access_log_fixtures import ROLE, access_line, cloudtrail_file, cloudtrail_record
+from access_log_fixtures import AWS_EXAMPLE, ROLE, access_line, cloudtrail_file, cloudtrail_record
 from botocore.client import BaseClient
 from click.testing import CliRunner
 from s3_fixtures import new_bucket, s3_settings
@@ -100,8 +100,10 @@ def test_an_unreadable_file_counts_nothing_the_run_is_partial_and_a_rerun_counts
 ) -> None:
     good = log([access_line("lake", "t/a.csv", T0), access_line("lake", "t/b.csv", T0)])
     (tmp_path / "a.log").write_bytes(good)
-    whole = gzip.compress(log([access_line("lake", "t/c.csv", T0 + i) for i in range(500)]))
-    (tmp_path / "b.log.gz").write_bytes(whole[: len(whole) // 2])
+    # Megabytes of lines: the first of them are read (and tallied) before the cut is met.
+    lines = [access_line("lake", f"t/{i}.csv", T0 + i * 1000, f"r{i % 7}") for i in range(9000)]
+    whole = gzip.compress(log([access_line("lake", "t/c.csv", T0), *lines]))
+    (tmp_path / "b.log.gz").write_bytes(whole[: len(whole) * 3 // 4])
     settings = Settings()
 
     run, report = harvest_s3_access(store, settings, str(tmp_path))
@@ -112,7 +114,8 @@ def test_an_unreadable_file_counts_nothing_the_run_is_partial_and_a_rerun_counts
     (tmp_path / "b.log.gz").write_bytes(whole)
     run, report = harvest_s3_access(store, settings, str(tmp_path))
     assert run.status == "success" and report.counted_before == 1
-    assert readers(store)[f"s3-access://lake/{ROLE}", "s3://lake/t"]["n"] == 502
+    assert readers(store)[f"s3-access://lake/{ROLE}", "s3://lake/t"]["n"] == 3
+    assert readers(store)["s3-access://lake/r6", "s3://lake/t"]["n"] == 9000 // 7
 
 
 def test_files_delivered_before_the_overlap_window_are_not_read_again(
@@ -238,3 +241,11 @@ def test_spark_tallies_equal_the_one_machine_harvest_exactly(
     with open_store(GraphSettings(data_dir=tmp_path / "s3")) as other:
         run, _ = harvest_s3_access(other, settings, f"s3://{bucket}/in/", spark=spark)
         assert run.status == "success" and readers(other) == expected
+
+
+def test_a_file_without_reads_is_marked_counted_too(store: GraphStore, tmp_path: Path) -> None:
+    (tmp_path / "aws.log").write_text(AWS_EXAMPLE)  # bucket operations and a PUT only
+    _, first = harvest_s3_access(store, Settings(), str(tmp_path))
+    _, again = harvest_s3_access(store, Settings(), str(tmp_path), full=True)
+    assert (first.read_files, first.reads, again.counted_before, again.read_files) == (1, 0, 1, 0)
+    assert readers(store) == {}

@@ -54,13 +54,17 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
         rows_of = (*rows_of, "harvested_as")
     [totals] = listing([((), everything)], totals_of, denominator)
     readers = {r["dataset"]: r["readers"] for r in records}
+    columns, top_columns = [*key, *rows_of], [*GROUPINGS["dataset"], *top_of]
     return Report(
         options=options,
-        columns=[*key, *rows_of, *(("readers",) if "dataset" in key else ())],
-        rows=with_readers(listing(rows, rows_of, denominator), key, readers),
-        top_columns=[*GROUPINGS["dataset"], *top_of, "readers"],
+        columns=reader_columns(columns, key),
+        rows=with_readers(listing(rows, rows_of, denominator), key, readers, columns),
+        top_columns=reader_columns(top_columns, GROUPINGS["dataset"]),
         top_rows=with_readers(
-            listing(datasets, top_of, denominator, options.top_n), GROUPINGS["dataset"], readers
+            listing(datasets, top_of, denominator, options.top_n),
+            GROUPINGS["dataset"],
+            readers,
+            top_columns,
         ),
         totals=dict(zip(totals_of, totals, strict=True)),
         warnings=warnings,
@@ -68,16 +72,25 @@ def run_report(store: GraphStore, options: ReportOptions) -> Report:
     )
 
 
+def reader_columns(columns: list[str], key: Sequence[str]) -> list[str]:
+    """The columns of rows keyed by dataset with `readers` just after `last_read` (see
+    with_readers); others as they are: a bucket's or a class's readers would be a list."""
+    if "dataset" not in key:
+        return columns
+    place = columns.index("last_read") + 1
+    return [*columns[:place], "readers", *columns[place:]]
+
+
 def with_readers(
-    rows: list[list[Any]], key: Sequence[str], readers: dict[str, str | None]
+    rows: list[list[Any]], key: Sequence[str], readers: dict[str, str | None], columns: list[str]
 ) -> list[list[Any]]:
-    """Rows keyed by dataset with its readers after their values (tally.readers_text); rows
-    of other keys (a bucket, a class) as they are: their datasets' readers would be a list."""
+    """Rows keyed by dataset with its readers (tally.readers_text) where reader_columns puts
+    them; others as they are."""
     if "dataset" not in key:
         return rows
-    at = list(key).index("dataset")
+    place, at = columns.index("last_read") + 1, list(key).index("dataset")
     for row in rows:
-        row.append(readers.get(row[at]))
+        row.insert(place, readers.get(row[at]))
     return rows
 
 

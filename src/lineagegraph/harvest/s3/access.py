@@ -174,21 +174,49 @@ def _batches_here(
     pending: list[LogFile], settings: Settings, scope: str, report: AccessReport
 ) -> Iterator[Batch]:
     """The files read and tallied in this process, in batches of at most BATCH_PAIRS pairs
-    or BATCH_FILES files; a file that cannot be read whole is named in the report instead."""
+    or BATCH_FILES files. Reads go straight into their batch's tallies; a file that cannot be
+    read whole is named in the report, and its batch is tallied again without it (rare, and
+    cheaper than a tally per file merged into the batch, the cost of every file)."""
     folder, parser = DatasetFolder(settings.identity.rules()), AccessLogParser()
     opener = LogOpener(settings.s3)
-    batch = Batch(ReadTallies(folder))
+    batch, members = Batch(ReadTallies(folder)), []
     for file in pending:
         try:
-            tallies = tally_file(file.location, opener, folder, parser, report.problems)
+            reads = tally_file(file.location, opener, parser, report.problems, batch.tallies)
         except UNREADABLE as exc:
             report.failed_files.append(unreadable(file.location, exc))
+            batch, members = _again(members, folder, parser, opener, scope, report)
             continue
-        batch.add(file, tallies, scope)
+        batch.mark(file, scope, reads)
+        members.append(file)
         if len(batch.tallies.pairs) >= BATCH_PAIRS or len(batch.marks) >= BATCH_FILES:
             yield batch
-            batch = Batch(ReadTallies(folder))
+            batch, members = Batch(ReadTallies(folder)), []
     yield batch
+
+
+def _again(
+    members: list[LogFile],
+    folder: DatasetFolder,
+    parser: AccessLogParser,
+    opener: LogOpener,
+    scope: str,
+    report: AccessReport,
+) -> tuple[Batch, list[LogFile]]:
+    """A batch of these files tallied anew (their bad lines were reported the first time);
+    one that now fails is named in the report and left out too."""
+    batch, kept = Batch(ReadTallies(folder)), []
+    for file in members:
+        try:
+            reads = tally_file(file.location, opener, parser, ReadProblems(), batch.tallies)
+        except UNREADABLE as exc:
+            report.failed_files.append(unreadable(file.location, exc))
+            return _again(
+                [f for f in members if f is not file], folder, parser, opener, scope, report
+            )
+        batch.mark(file, scope, reads)
+        kept.append(file)
+    return batch, kept
 
 
 def _counted(store: GraphStore, locations: list[str]) -> set[str]:

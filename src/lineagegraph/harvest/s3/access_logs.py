@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import unquote, unquote_plus
 
@@ -160,21 +161,29 @@ def _status(rest: str) -> str:
 
 
 def _access_time(stamp: str) -> int:
+    """`[06/Feb/2019:00:00:38 +0000]` in epoch ms; each date is worked out once (`_day`)."""
     match = _TIME.fullmatch(stamp)
     if match is None:
         raise BadRecord(f"time {stamp!r:.40} is not [dd/Mon/yyyy:hh:mm:ss +hhmm]")
-    day, month, year, hh, mm, ss, sign, oh, om = match.groups()
+    _, _, _, hh, mm, ss, sign, oh, om = match.groups()
+    if int(hh) > 23 or int(mm) > 59 or int(ss) > 60:
+        raise BadRecord(f"bad time {stamp!r}: no such time of day")
+    offset = (int(oh) * 60 + int(om)) * 60
+    seconds = _day(stamp[1:12]) + int(hh) * 3600 + int(mm) * 60 + int(ss)
+    return (seconds - offset if sign == "+" else seconds + offset) * 1000
+
+
+@lru_cache(maxsize=4096)
+def _day(date: str) -> int:
+    """`06/Feb/2019` as epoch seconds at midnight UTC."""
+    day, month, year = date.split("/")
     number = _MONTHS.get(month)
     if number is None:
         raise BadRecord(f"unknown month {month!r} in the time")
     try:
-        seconds = calendar.timegm(
-            datetime(int(year), number, int(day), int(hh), int(mm), int(ss)).timetuple()
-        )
+        return calendar.timegm(datetime(int(year), number, int(day)).timetuple())
     except ValueError as exc:
-        raise BadRecord(f"bad time {stamp!r}: {exc}") from None
-    offset = (int(oh) * 60 + int(om)) * 60
-    return (seconds - offset if sign == "+" else seconds + offset) * 1000
+        raise BadRecord(f"bad date {date!r}: {exc}") from None
 
 
 def decode_log_key(key: str) -> str:

@@ -89,11 +89,9 @@ def _tally_task(
     (count, first, last)) pairs and one (("file", location), (batch, reads, lines skipped,
     problems named, unreadable or None))."""
     number, file = assigned
-    problems = ReadProblems()
+    problems, tallies = ReadProblems(), ReadTallies(DatasetFolder(rules))
     try:
-        tallies = tally_file(
-            file.location, LogOpener(settings), DatasetFolder(rules), AccessLogParser(), problems
-        )
+        tally_file(file.location, LogOpener(settings), AccessLogParser(), problems, tallies)
     except UNREADABLE as exc:
         return [(("file", file.location), (number, 0, 0, [], unreadable(file.location, exc)))]
     out: list[tuple[tuple[Any, ...], Any]] = [

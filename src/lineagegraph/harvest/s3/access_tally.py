@@ -112,26 +112,27 @@ class Batch:
     tallies: ReadTallies
     marks: list[dict[str, Any]] = field(default_factory=list)
 
-    def add(self, file: LogFile, tallies: ReadTallies, scope: str) -> None:
-        self.tallies.merge(tallies)
+    def mark(self, file: LogFile, scope: str, reads: int) -> None:
         self.marks.append({"key": file.location, "scope": scope, "delivered": file.delivered,
-                           "reads": tallies.reads})  # fmt: skip
+                           "reads": reads})  # fmt: skip
 
 
 def tally_file(
     location: str,
     opener: LogOpener,
-    folder: DatasetFolder,
     parser: AccessLogParser,
     problems: ReadProblems,
-) -> ReadTallies:
-    """The reads of one log file, tallied; raises one of UNREADABLE when it cannot be read
-    whole (its reads then count for nothing)."""
-    tallies = ReadTallies(folder)
+    into: ReadTallies,
+) -> int:
+    """Tally the reads of one log file into `into`; returns how many. Raises one of
+    UNREADABLE when the file cannot be read whole: `into` then holds part of it, and the
+    caller starts it again without the file."""
+    before = into.reads
+    add = into.add
     with opener(location) as stream:
         for read in file_reads(stream, location, problems, parser):
-            tallies.add(read)
-    return tallies
+            add(read)
+    return into.reads - before
 
 
 def unreadable(location: str, exc: BaseException) -> str:
