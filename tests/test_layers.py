@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.harvest.snowflake.settings",
             "lineagegraph.harvest.dbt.settings",
             "lineagegraph.harvest.openlineage_settings",
+            "lineagegraph.alerts_settings",
             "lineagegraph.settings",
         ],
     ),
@@ -63,6 +64,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.reports",
         ],
     ),
+    # Alert delivery: the state of alerts and the receivers they are sent to.
+    ("notify", ["lineagegraph.notify"]),
     ("serve", ["lineagegraph.serve"]),
     ("api", ["lineagegraph.api"]),
     ("demo", ["lineagegraph.demo"]),  # `lineagegraph demo` runs it

@@ -66,3 +66,9 @@ class ChecksFailed(LineageGraphError):
     """`lineagegraph check`: the asset or something upstream of it has a failing check."""
 
     exit_code = 6
+
+
+class AlertsFiring(LineageGraphError):
+    """`lineagegraph alerts --fail-on SEVERITY`: an alert of that severity or worse fires."""
+
+    exit_code = 8

@@ -23,6 +23,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from lineagegraph.alerts_settings import AlertSettings
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.harvest.dbt.settings import DbtSettings
@@ -46,6 +47,7 @@ __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
     "TEST_ENV_PREFIX",
+    "AlertSettings",
     "DbtSettings",
     "GraphSettings",
     "IdentitySettings",
@@ -192,6 +194,7 @@ class Settings(BaseSettings):
         "settings_model when it has one.",
     )
     serve: ServeSettings = Field(default_factory=ServeSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
 
     @classmethod
     def settings_customise_sources(
