@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import threading
+import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
@@ -16,6 +20,7 @@ from lineagegraph.questions.alerts import HOUR_MS
 
 RAW = "s3://raw/events ü"
 MARTS = [f"snowflake://acme/MARTS.PUBLIC.M{i}" for i in range(5)]
+ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 
 
 class Receiver:
@@ -26,6 +31,7 @@ class Receiver:
         self.posts: list[dict[str, Any]] = []
         self.status = 200
         self.answer = b"ok"
+        self.delay = 0.0  # seconds before answering (a slow receiver), after recording
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -35,6 +41,7 @@ class Receiver:
                     outer.posts.append(
                         {"path": self.path, "headers": dict(self.headers), "body": body}
                     )
+                time.sleep(outer.delay)
                 self.send_response(outer.status)
                 self.end_headers()
                 self.wfile.write(outer.answer)
@@ -86,3 +93,32 @@ def written_again(store: GraphStore, at: int) -> None:
     ]
     items += [Flow(s, d, at, via="dbt://m") for s, d in zip([RAW, *MARTS], MARTS, strict=False)]
     write(store, items)
+
+
+def alertmanager(tmp_path: Path, hook: Receiver) -> tuple[subprocess.Popen[bytes], str]:
+    """A real Alertmanager on loopback whose one receiver is `hook`, data under tmp_path."""
+    port = free_port()
+    config = tmp_path / "alertmanager.yml"
+    config.write_text(
+        "route:\n  receiver: hook\n  group_by: [alertname, asset]\n  group_wait: 1s\n"
+        "  group_interval: 1s\n  repeat_interval: 1h\n"
+        f"receivers:\n- name: hook\n  webhook_configs:\n  - url: {hook.url}/am\n"
+        "    send_resolved: true\n"
+    )
+    process = subprocess.Popen(
+        [ALERTMANAGER, f"--config.file={config}", f"--storage.path={tmp_path / 'am-data'}",
+         f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as answer:
+                if answer.status == 200:
+                    return process, url
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                raise AssertionError("Alertmanager did not start") from None
+            time.sleep(0.1)

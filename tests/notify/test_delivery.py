@@ -7,28 +7,46 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import shutil
 import subprocess
+import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from alert_fixtures import MARTS, RAW, Receiver, free_port, late_chain, written_again
+from alert_fixtures import (
+    ALERTMANAGER,
+    MARTS,
+    RAW,
+    Receiver,
+    alertmanager,
+    free_port,
+    late_chain,
+    written_again,
+)
 from click.testing import CliRunner
 
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore, open_store
-from lineagegraph.notify import run_alerts, state_path
+from lineagegraph.notify import Evaluation, notify, state_path
 from lineagegraph.notify.receivers import SIGNATURE_HEADER, dedup_key
 from lineagegraph.pipeline import now_ms
-from lineagegraph.questions.alerts import HOUR_MS
+from lineagegraph.questions.alerts import HOUR_MS, evaluate
 from lineagegraph.settings import AlertSettings, GraphSettings, Settings
 
 SECRET = "hook-s3cret"
-ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
+SRC = Path(__file__).resolve().parents[2] / "src"  # this checkout's code in the subprocess
+
+
+def run_alerts(
+    store: GraphStore, settings: Settings, now: int, sleep: Callable[[float], None] = time.sleep
+) -> Evaluation:
+    """What `lineagegraph alerts` and serve do: evaluate over the graph, then notify."""
+    return notify(settings, evaluate(store, settings.alerts, now), now, sleep=sleep)
 
 
 @pytest.fixture
@@ -189,35 +207,6 @@ def test_the_alerts_command_prints_every_format_and_fails_on_severity(
     assert bad.exit_code == 2
 
 
-def alertmanager(tmp_path: Path, hook: Receiver) -> tuple[subprocess.Popen[bytes], str]:
-    """A real Alertmanager on loopback whose one receiver is `hook`, data under tmp_path."""
-    port = free_port()
-    config = tmp_path / "alertmanager.yml"
-    config.write_text(
-        "route:\n  receiver: hook\n  group_by: [alertname, asset]\n  group_wait: 1s\n"
-        "  group_interval: 1s\n  repeat_interval: 1h\n"
-        f"receivers:\n- name: hook\n  webhook_configs:\n  - url: {hook.url}/am\n"
-        "    send_resolved: true\n"
-    )
-    process = subprocess.Popen(
-        [ALERTMANAGER, f"--config.file={config}", f"--storage.path={tmp_path / 'am-data'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(f"{url}/-/ready", timeout=1) as answer:
-                if answer.status == 200:
-                    return process, url
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise AssertionError("Alertmanager did not start") from None
-            time.sleep(0.1)
-
-
 def wait_for(hook: Receiver, status: str) -> dict[str, Any]:
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -257,3 +246,56 @@ def test_a_real_alertmanager_takes_firing_and_resolved_alerts(
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_killed_while_sending_the_notification_is_sent_at_the_next_run(
+    graph: tuple[GraphStore, GraphSettings], receiver: Receiver, tmp_path: Path
+) -> None:
+    """The edge and the outbox are saved before sending: `alerts` killed (SIGKILL) while the
+    receiver holds its post sends it again next run (at least once), then never again."""
+    store, gs = graph
+    late_chain(store, now_ms() - 10 * HOUR_MS)
+    store.close()
+    config = tmp_path / "lineagegraph.toml"
+    config.write_text(f'[alerts]\nwebhook_url = "{receiver.url}/hook"\ntimeout_seconds = 60\n')
+    args = ["--config", str(config), "--data-dir", str(gs.data_dir), "alerts"]
+    receiver.delay = 60
+    process = subprocess.Popen(
+        [sys.executable, "-m", "lineagegraph.cli", *args],
+        env={**os.environ, "PYTHONPATH": str(SRC)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not receiver.posts and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert receiver.posts, "the alerts command never posted"
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+    saved = json.loads(state_path(Settings(graph=gs)).read_text())
+    assert list(saved["firing"]) == [f"freshness:{RAW}"]
+    assert [n["alert"]["key"] for n in saved["outbox"]["webhook"]] == [f"freshness:{RAW}"]
+
+    receiver.delay = 0
+    runner = CliRunner()
+    for _ in range(2):
+        again = runner.invoke(cli, args)
+        assert again.exit_code == 0, again.output
+    assert len(receiver.posts) == 2  # the killed run's post, then the same notification once
+    assert receiver.bodies()[0]["notifications"] == receiver.bodies()[1]["notifications"]
+    assert json.loads(state_path(Settings(graph=gs)).read_text())["outbox"]["webhook"] == []
+
+
+def test_an_unreadable_state_file_is_a_clear_error(
+    graph: tuple[GraphStore, GraphSettings], tmp_path: Path
+) -> None:
+    store, gs = graph
+    store.close()
+    path = state_path(Settings(graph=gs))
+    path.parent.mkdir(parents=True)
+    path.write_text('{"firing": {')
+    done = CliRunner().invoke(cli, ["--data-dir", str(gs.data_dir), "alerts"])
+    assert done.exit_code == 2
+    assert f"cannot read the alert state {str(path)!r}" in done.stderr
+    assert path.read_text() == '{"firing": {'  # left as it was

@@ -10,10 +10,10 @@ from lineagegraph.alerts_settings import SEVERITIES
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.common import emit, format_option, output_option, pass_app, read_store
 from lineagegraph.errors import AlertsFiring
-from lineagegraph.notify import Evaluation, run_alerts
+from lineagegraph.notify import Evaluation, notify
 from lineagegraph.output import FORMATS, format_rows, time_text
 from lineagegraph.pipeline import now_ms
-from lineagegraph.questions.alerts import at_least
+from lineagegraph.questions.alerts import at_least, evaluate
 from lineagegraph.render.as_json import to_json
 from lineagegraph.settings import with_overrides
 
@@ -61,8 +61,10 @@ def alerts_command(
       lineagegraph alerts --dry-run --format json
     """
     settings = with_overrides(app.settings, "alerts")
+    now = now_ms()
     with read_store(app) as store:
-        evaluation = run_alerts(store, settings, now_ms(), dry_run=dry_run)
+        firing = evaluate(store, settings.alerts, now)
+    evaluation = Evaluation(firing, []) if dry_run else notify(settings, firing, now)
     emit(render(evaluation, fmt), output)
     for delivery in evaluation.deliveries:
         if delivery.error:

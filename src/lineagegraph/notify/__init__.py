@@ -1,6 +1,7 @@
-"""One evaluation of the alert rules with its notifications: evaluate over the graph, advance
-the remembered states (an alert notifies when it fires and when it resolves), queue the edges
-for every receiver, save, then deliver and save what was delivered (docs/alerts.md)."""
+"""The notifications of one evaluation of the alert rules (lineagegraph.questions.alerts):
+advance the remembered states (an alert notifies when it fires and when it resolves), queue the
+edges for every receiver, save, then deliver and save what was delivered (docs/alerts.md). No
+store is held meanwhile: the caller has read the graph and let it go."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lineagegraph.graph.store import GraphStore
 from lineagegraph.notify.receivers import DeliveryError, Receiver, receivers
 from lineagegraph.notify.state import AlertBook, Notification, locked
-from lineagegraph.questions.alerts import Alert, evaluate
+from lineagegraph.questions.alerts import Alert
 from lineagegraph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -47,21 +47,6 @@ class Evaluation:
 
 def state_path(settings: Settings) -> Path:
     return (settings.alerts.state_file or settings.graph.data_dir / STATE_FILE).expanduser()
-
-
-def run_alerts(
-    store: GraphStore,
-    settings: Settings,
-    now: int,
-    *,
-    dry_run: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
-) -> Evaluation:
-    """Evaluate at `now` (epoch ms); unless `dry_run`, remember and notify."""
-    firing = evaluate(store, settings.alerts, now)
-    if dry_run:
-        return Evaluation(firing, [])
-    return notify(settings, firing, now, sleep=sleep)
 
 
 def notify(
