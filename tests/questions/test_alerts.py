@@ -160,3 +160,18 @@ def test_runs_that_never_finished_or_failed(store: GraphStore, tmp_path: Path) -
     )  # fmt: skip
     harvest_openlineage(store, events / "b.jsonl")
     assert evaluate(store, settings, T0 + 6 * HOUR_MS) == []
+
+
+def test_alerts_that_only_reach_each_other_fold_into_the_lowest_key(store: GraphStore) -> None:
+    """A job reading what it writes: two late assets in a cycle, and a third below both."""
+    a, b, c = "s3://x/a", "s3://x/b", "s3://x/c"
+    items: list[Item] = [Asset(u, "Dataset", "s3", u[-1], T0) for u in (a, b, c)]
+    items += [Flow(a, b, T0), Flow(b, a, T0), Flow(b, c, T0)]
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+    settings = AlertSettings(freshness={"**": 1}, learn_freshness=False)
+    alerts = evaluate(store, settings, T0 + 2 * HOUR_MS)
+    assert [(x.subject, sorted(x.explains), x.blast.assets) for x in alerts] == [
+        (a, [b, c], 2)  # a reaches b and c; itself (through b) is not in its blast radius
+    ]

@@ -12,14 +12,14 @@ asset it explains, not one alert per late asset below it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from lineagegraph.alerts_settings import SEVERITIES, AlertSettings
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.output import time_text
-from lineagegraph.questions.lineage import MAX_DEPTH, traverse
+from lineagegraph.questions.lineage import MAX_DEPTH
 from lineagegraph.questions.quality import BLOCKING
 from lineagegraph.questions.status import coverage_shares
 from lineagegraph.values.globs import glob_regex
@@ -112,19 +112,29 @@ def _first_match(globs: dict[str, float], text: str) -> float | None:
     return None
 
 
+WRITES = ("alerts_writes_by_jobs", "alerts_writes_by_flows", "alerts_writes_by_objects")
+"""How each source records a write of an asset: each gives its first, last and count."""
+
+
+def last_writes(store: GraphStore) -> dict[str, list[tuple[int, int, int]]]:
+    """Each written asset's write histories, one per kind of record: (first, last, writes)."""
+    found: dict[str, list[tuple[int, int, int]]] = {}
+    for name in WRITES:
+        for row in store.read(name):
+            if row["last"] is not None:
+                history = (row["first"], row["last"], row["writes"] or 0)
+                found.setdefault(row["urn"], []).append(history)
+    return found
+
+
 def _freshness(store: GraphStore, settings: AlertSettings, now: int) -> list[Alert]:
     """Assets whose newest write is older than their window (set by glob, or learned)."""
     if not settings.freshness and not settings.learn_freshness:
         return []
     late = []
-    for row in store.read("alerts_last_writes"):
-        histories = [
-            (row[f"{src}_first"], row[f"{src}_last"], row[count] or 0)
-            for src, count in (("job", "job_runs"), ("flow", "flow_runs"), ("object", "objects"))
-            if row[f"{src}_last"] is not None
-        ]
+    for urn, histories in sorted(last_writes(store).items()):
         last = max(h[1] for h in histories)
-        hours = _first_match(settings.freshness, row["urn"])
+        hours = _first_match(settings.freshness, urn)
         if hours is not None:
             window, how = int(hours * HOUR_MS), "set"
         elif settings.learn_freshness:
@@ -140,10 +150,10 @@ def _freshness(store: GraphStore, settings: AlertSettings, now: int) -> list[Ale
             late.append(
                 Alert(
                     rule="freshness",
-                    key=f"freshness:{row['urn']}",
+                    key=f"freshness:{urn}",
                     severity="",
-                    subject=row["urn"],
-                    asset=row["urn"],
+                    subject=urn,
+                    asset=urn,
                     since=last + window,
                     cause=f"not written since {time_text(last)}; window {_hours(window)} h ({how})",
                 )
@@ -273,50 +283,62 @@ def _quality(store: GraphStore) -> list[Alert]:
     return alerts
 
 
+def downstream_of(store: GraphStore, starts: Collection[str]) -> dict[str, int]:
+    """Every present asset downstream of any of `starts`, with its distance from the nearest
+    (the starts themselves only when one reaches another): one step statement per level for
+    all of them at once, as `traverse` does for one."""
+    reached: dict[str, int] = {}
+    frontier, distance = sorted(set(starts)), 0
+    while frontier and distance < MAX_DEPTH:
+        distance += 1
+        found: set[str] = set()
+        for chunk in chunks(frontier, _CHUNK):
+            rows = store.read(
+                "lineage_downstream_step", {"frontier": chunk, "include_deleted": False}
+            )
+            found.update(row["urn"] for row in rows if row["urn"] not in reached)
+        for urn in found:
+            reached[urn] = distance
+        frontier = sorted(found)
+    return reached
+
+
 def _fold_and_measure(
     store: GraphStore, settings: AlertSettings, alerts: list[Alert]
 ) -> list[Alert]:
     """Fold each asset alert into the firing alert of its rule that it lies downstream of, and
-    give every remaining asset alert its blast radius."""
-    downstream = {
-        a.key: traverse(store, a.asset, "downstream", depth=MAX_DEPTH)
-        for a in alerts
-        if a.asset is not None
-    }
+    give every remaining asset alert its blast radius.
+
+    One search from all of a rule's alerts at once tells which lie below another; only the
+    others (the roots) are searched from one by one, for what they explain and reach. Alerts
+    that only reach each other (a cycle) leave no root: the lowest key among them leads."""
     kept: list[Alert] = []
     for rule in dict.fromkeys(a.rule for a in alerts):
-        of_rule = [a for a in alerts if a.rule == rule]
+        of_rule = sorted((a for a in alerts if a.rule == rule), key=lambda a: a.key)
         if rule not in FOLDED_RULES:
             kept.extend(of_rule)
             continue
-        # Upstream first: an asset upstream of another reaches strictly more (a cycle: the
-        # lower key leads). Each alert is folded into the first root that reaches it.
-        of_rule.sort(key=lambda a: (-len(downstream[a.key]), a.key))
-        roots: list[tuple[Alert, set[str], list[str]]] = []
-        for a in of_rule:
-            root = next((r for r in roots if a.asset in r[1]), None)
-            if root is None:
-                roots.append((a, {x.urn for x in downstream[a.key]}, []))
-            else:
-                root[2].append(a.subject)
-        for a, _, explained in roots:
-            kept.append(replace(a, explains=tuple(explained)))
-    return [
-        replace(a, blast=_blast(store, settings, [a.asset], [x.urn for x in downstream[a.key]]))
-        if a.asset is not None
-        else a
-        for a in kept
-    ]
+        below_some = downstream_of(store, [str(a.asset) for a in of_rule])
+        waiting = {a.asset: a for a in of_rule}
+        leaders = [a for a in of_rule if a.asset not in below_some]
+        while waiting:
+            leader = leaders.pop(0) if leaders else next(iter(waiting.values()))
+            if waiting.pop(leader.asset, None) is None:
+                continue  # folded into an earlier leader meanwhile
+            reach = downstream_of(store, [str(leader.asset)])
+            reach.pop(str(leader.asset), None)  # back to itself through a cycle
+            explained = [waiting.pop(u).subject for u in sorted(reach) if u in waiting]
+            below = sorted(reach, key=lambda u: (reach[u], u))
+            blast = _blast(store, settings, [str(leader.asset)], below)
+            kept.append(replace(leader, explains=tuple(explained), blast=blast))
+    return kept
 
 
 def _blast_below(store: GraphStore, settings: AlertSettings, written: list[str]) -> BlastRadius:
     """A job's blast radius: what it writes, then everything downstream of that, nearest
     first."""
-    reached: dict[str, int] = {}
-    for urn in sorted(written):
-        for item in traverse(store, urn, "downstream", depth=MAX_DEPTH):
-            reached[item.urn] = min(item.distance, reached.get(item.urn, item.distance))
-    below = sorted((u for u in reached if u not in written), key=lambda u: (reached[u], u))
+    reach = downstream_of(store, written)
+    below = sorted((u for u in reach if u not in written), key=lambda u: (reach[u], u))
     return _blast(store, settings, [], [*sorted(written), *below])
 
 
