@@ -299,3 +299,15 @@ def test_an_unreadable_state_file_is_a_clear_error(
     assert done.exit_code == 2
     assert f"cannot read the alert state {str(path)!r}" in done.stderr
     assert path.read_text() == '{"firing": {'  # left as it was
+
+
+@pytest.mark.parametrize("command", ["alerts", "serve"])
+def test_a_secret_without_its_receiver_stops_the_command(tmp_path: Path, command: str) -> None:
+    done = CliRunner().invoke(
+        cli,
+        ["--data-dir", str(tmp_path / "store"), command],
+        env={"LINEAGEGRAPH_ALERTS__WEBHOOK_SECRET": "s3cret-value"},
+    )
+    assert done.exit_code == 2, done.output
+    assert "webhook_secret is set but webhook_url is not" in done.stderr
+    assert "s3cret-value" not in done.output

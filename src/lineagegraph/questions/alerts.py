@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 from lineagegraph.alerts_settings import SEVERITIES, AlertSettings
-from lineagegraph.graph.store import GraphStore, chunks
+from lineagegraph.graph.store import chunks
 from lineagegraph.output import time_text
 from lineagegraph.questions.lineage import MAX_DEPTH
 from lineagegraph.questions.quality import BLOCKING
@@ -37,6 +37,13 @@ DEFAULT_SEVERITY = {
 FOLDED_RULES = ("freshness", "quality")  # the rules about an asset, folded along lineage
 _ERROR_CHARS = 300
 _CHUNK = 5000
+
+
+class Reads(Protocol):
+    """What the rules need of a store: its named read statements (a GraphStore; `serve` hands
+    one that takes its read lock per statement, so no request waits for a whole evaluation)."""
+
+    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +97,7 @@ def severity_rank(severity: str) -> int:
     return SEVERITIES.index(severity)  # type: ignore[arg-type]
 
 
-def evaluate(store: GraphStore, settings: AlertSettings, now: int) -> list[Alert]:
+def evaluate(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
     """Every alert firing at `now` (epoch ms), folded, with blast radii; by rule, then key."""
     found = [
         *_freshness(store, settings, now),
@@ -116,7 +123,7 @@ WRITES = ("alerts_writes_by_jobs", "alerts_writes_by_flows", "alerts_writes_by_o
 """How each source records a write of an asset: each gives its first, last and count."""
 
 
-def last_writes(store: GraphStore) -> dict[str, list[tuple[int, int, int]]]:
+def last_writes(store: Reads) -> dict[str, list[tuple[int, int, int]]]:
     """Each written asset's write histories, one per kind of record: (first, last, writes)."""
     found: dict[str, list[tuple[int, int, int]]] = {}
     for name in WRITES:
@@ -127,7 +134,7 @@ def last_writes(store: GraphStore) -> dict[str, list[tuple[int, int, int]]]:
     return found
 
 
-def _freshness(store: GraphStore, settings: AlertSettings, now: int) -> list[Alert]:
+def _freshness(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
     """Assets whose newest write is older than their window (set by glob, or learned)."""
     if not settings.freshness and not settings.learn_freshness:
         return []
@@ -161,7 +168,7 @@ def _freshness(store: GraphStore, settings: AlertSettings, now: int) -> list[Ale
     return late
 
 
-def _runs(store: GraphStore, settings: AlertSettings, now: int) -> list[Alert]:
+def _runs(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
     """Jobs with OpenLineage runs that never finished within the timeout, and jobs whose latest
     ended run failed; one alert per job and rule, its blast radius from what the job writes."""
     by_job: dict[tuple[str, str], list[dict[str, Any]]] = {}
@@ -210,7 +217,7 @@ def _hours(ms: float) -> str:
     return f"{ms / HOUR_MS:.3g}"
 
 
-def _harvest_failing(store: GraphStore) -> list[Alert]:
+def _harvest_failing(store: Reads) -> list[Alert]:
     """Sources whose harvests failed or were partial since their last success."""
     alerts = []
     for row in store.read("alerts_harvest_failing"):
@@ -233,7 +240,7 @@ def _harvest_failing(store: GraphStore) -> list[Alert]:
     return alerts
 
 
-def _coverage(store: GraphStore, settings: AlertSettings, now: int) -> list[Alert]:
+def _coverage(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
     """Systems whose share of tables and datasets with lineage is under their minimum."""
     if not settings.coverage:
         return []
@@ -256,7 +263,7 @@ def _coverage(store: GraphStore, settings: AlertSettings, now: int) -> list[Aler
     return alerts
 
 
-def _quality(store: GraphStore) -> list[Alert]:
+def _quality(store: Reads) -> list[Alert]:
     """Assets with checks (on them or their columns) whose latest result fails or errs."""
     by_asset: dict[str, list[dict[str, Any]]] = {}
     for row in store.read("alerts_failing_checks", {"statuses": sorted(BLOCKING)}):
@@ -283,7 +290,7 @@ def _quality(store: GraphStore) -> list[Alert]:
     return alerts
 
 
-def downstream_of(store: GraphStore, starts: Collection[str]) -> dict[str, int]:
+def downstream_of(store: Reads, starts: Collection[str]) -> dict[str, int]:
     """Every present asset downstream of any of `starts`, with its distance from the nearest
     (the starts themselves only when one reaches another): one step statement per level for
     all of them at once, as `traverse` does for one."""
@@ -303,9 +310,7 @@ def downstream_of(store: GraphStore, starts: Collection[str]) -> dict[str, int]:
     return reached
 
 
-def _fold_and_measure(
-    store: GraphStore, settings: AlertSettings, alerts: list[Alert]
-) -> list[Alert]:
+def _fold_and_measure(store: Reads, settings: AlertSettings, alerts: list[Alert]) -> list[Alert]:
     """Fold each asset alert into the firing alert of its rule that it lies downstream of, and
     give every remaining asset alert its blast radius.
 
@@ -334,7 +339,7 @@ def _fold_and_measure(
     return kept
 
 
-def _blast_below(store: GraphStore, settings: AlertSettings, written: list[str]) -> BlastRadius:
+def _blast_below(store: Reads, settings: AlertSettings, written: list[str]) -> BlastRadius:
     """A job's blast radius: what it writes, then everything downstream of that, nearest
     first."""
     reach = downstream_of(store, written)
@@ -343,7 +348,7 @@ def _blast_below(store: GraphStore, settings: AlertSettings, written: list[str])
 
 
 def _blast(
-    store: GraphStore, settings: AlertSettings, start: list[str], counted: list[str]
+    store: Reads, settings: AlertSettings, start: list[str], counted: list[str]
 ) -> BlastRadius:
     """The blast radius `counted` (the assets an alert reaches), owned as `start` and those."""
     columns = sum(

@@ -1,12 +1,13 @@
 """`serve` evaluates the alert rules every [alerts] interval_seconds in a thread of its own:
-the rules read the graph through the service's read store (a request waits at most one
-evaluation's reads), the notifications are sent without holding it."""
+the rules read the graph through the service's read store one statement at a time (a lineage
+request waits for one statement, never for a whole evaluation), and the notifications are sent
+without holding it."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lineagegraph.notify import Evaluation, notify
 from lineagegraph.pipeline import now_ms
@@ -42,7 +43,7 @@ class AlertLoop:
     def evaluate_now(self) -> Evaluation:
         settings = self.service.settings
         now = now_ms()
-        firing = self.service.read(evaluate, settings.alerts, now)
+        firing = evaluate(_StatementAtATime(self.service), settings.alerts, now)
         self.last = notify(settings, firing, now)
         self.evaluations += 1
         return self.last
@@ -55,3 +56,14 @@ class AlertLoop:
                 self.failures += 1
                 log.warning("alerts: evaluation failed: %s", exc)
             self._stop.wait(self.every)
+
+
+class _StatementAtATime:
+    """The service's read store, its lock taken for each statement."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+
+    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = self.service.read(lambda store: store.read(name, params))
+        return rows
