@@ -10,3 +10,4 @@ CREATE INDEX FOR (n:HarvestRun) ON (n.system);
 CREATE INDEX FOR (n:Check) ON (n.urn);
 CREATE INDEX FOR (n:Tag) ON (n.urn);
 CREATE INDEX FOR (n:S3AccessLog) ON (n.key);
+CREATE INDEX FOR (n:Run) ON (n.id);

@@ -23,6 +23,7 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 
 # Per script, lines its figures must show: a throughput or latency, and a ratio to its baseline.
 FIGURES = {
+    "bench_alerts": [r"evaluate all rules: median [\d.]+ s", r"ratio: evaluate [\d.]+x the reads"],
     "bench_cli_warm": [r"warm, serve running: +median [\d.]+ s", r"ratio: cold [\d.]+x warm"],
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],

@@ -50,6 +50,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.harvest.openlineage_settings",
             "lineagegraph.tags_settings",
             "lineagegraph.harvest.kafka_settings",
+            "lineagegraph.alerts_settings",
             "lineagegraph.settings",
         ],
     ),
@@ -66,6 +67,8 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.reports",
         ],
     ),
+    # Alert delivery: the state of alerts and the receivers they are sent to.
+    ("notify", ["lineagegraph.notify"]),
     ("serve", ["lineagegraph.serve"]),
     ("api", ["lineagegraph.api"]),
     ("demo", ["lineagegraph.demo"]),  # `lineagegraph demo` runs it

@@ -73,3 +73,9 @@ class PolicyViolated(LineageGraphError):
     entry forbids; the output lists each violation with the path that carried it there."""
 
     exit_code = 8
+
+
+class AlertsFiring(LineageGraphError):
+    """`lineagegraph alerts --fail-on SEVERITY`: an alert of that severity or worse fires."""
+
+    exit_code = 9

@@ -127,4 +127,28 @@ class CheckResult:
     failures: int | None = None
 
 
-Item = Asset | Flow | Transformation | Column | ColumnFeed | PartOf | CheckResult | TagFact
+RUN_STATES = ("START", "RUNNING", "COMPLETE", "FAIL", "ABORT")
+TERMINAL_STATES = frozenset({"COMPLETE", "FAIL", "ABORT"})
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """What an OpenLineage run event says of its run (`state`, one of RUN_STATES) at `at`: a
+    run that started and never ended, or failed, is an alert (lineagegraph.questions.alerts).
+    `job` is the urn of its :Transformation, named `name` in `system`."""
+
+    job: str
+    system: str
+    name: str
+    run_id: str
+    state: str
+    at: int
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+Item = (
+    Asset | Flow | Transformation | Column | ColumnFeed | PartOf | CheckResult | TagFact | RunState
+)

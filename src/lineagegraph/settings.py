@@ -23,6 +23,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from lineagegraph.alerts_settings import AlertSettings
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.harvest.dbt.settings import DbtSettings
@@ -49,6 +50,7 @@ __all__ = [
     "CONFIG_ENV",
     "ENV_PREFIX",
     "TEST_ENV_PREFIX",
+    "AlertSettings",
     "DbtSettings",
     "GraphSettings",
     "IdentitySettings",
@@ -201,6 +203,7 @@ class Settings(BaseSettings):
     )
     serve: ServeSettings = Field(default_factory=ServeSettings)
     tags: TagSettings = Field(default_factory=TagSettings)
+    alerts: AlertSettings = Field(default_factory=AlertSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -19,6 +19,7 @@ from lineagegraph.harvest.openlineage import (
     OpenLineageReport,
     harvest_openlineage,
     read_events,
+    run_state,
 )
 from lineagegraph.identity import NO_FOLD_RULES
 
@@ -90,7 +91,10 @@ def event_by_event(store: GraphStore, path: Path) -> None:
     for located in read_events(path, OpenLineageReport()):
         if located.event.get("eventType") == "COMPLETE":
             writer.add_all(mapper.items(located))
-            writer.flush()
+        state = run_state(located.event)  # every run event: its run's state
+        if state is not None:
+            writer.add(state)
+        writer.flush()
 
 
 @pytest.mark.parametrize("window", [1, 3, 1000])

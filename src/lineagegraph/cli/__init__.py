@@ -7,6 +7,7 @@ import signal
 from types import FrameType
 
 from lineagegraph.cli import (  # noqa: F401  (imported to register their commands)
+    alerts,  # alerts
     core,  # init, status, query
     dbt,  # harvest dbt
     demo,  # demo

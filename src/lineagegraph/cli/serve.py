@@ -48,6 +48,7 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     from lineagegraph.serve.server import serve
 
     settings = with_overrides(app.settings, "serve", host=host, port=port, token=token)
+    settings = with_overrides(settings, "alerts")  # serve evaluates them: checked now
     options = settings.serve
     click.echo(
         f"lineagegraph serve: http://{options.host}:{options.port} "

@@ -22,6 +22,7 @@ from lineagegraph.model import (
     Flow,
     Item,
     PartOf,
+    RunState,
     TagFact,
     Transformation,
 )
@@ -33,6 +34,7 @@ STATEMENTS: dict[str, tuple[str, ...]] = {
     "merge_datasets": ("urn",),
     "merge_files": ("urn",),
     "merge_transformations": ("urn",),
+    "merge_run_states": ("run_id",),
     "merge_columns": ("urn",),
     "merge_reads_from": ("t", "asset"),
     "merge_writes_to": ("t", "asset"),
@@ -243,6 +245,19 @@ def _rows(item: Item) -> Iterable[tuple[str, dict[str, Any]]]:
                     "failures": item.failures,
                     "at": item.at,
                     "run_id": item.run_id,
+                },
+            )
+        case RunState():
+            yield (
+                "merge_run_states",
+                {
+                    "job": item.job,
+                    "system": item.system,
+                    "name": item.name,
+                    "run_id": item.run_id,
+                    "state": item.state,
+                    "at": item.at,
+                    "terminal": item.terminal,
                 },
             )
         case TagFact():

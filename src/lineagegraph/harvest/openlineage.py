@@ -4,7 +4,8 @@ or lineagegraph's own listener) into the graph, on the same urns as every other 
 A file holds JSON lines (one event per line, the file transport's append mode) or one event,
 possibly pretty-printed (its one-file-per-event mode). Only COMPLETE events carry lineage: a
 run's START repeats its datasets and would count the run twice; FAIL and ABORT are counted on
-the :HarvestRun, never drawn as lineage; the dataQualityAssertions of every event become checks.
+the :HarvestRun, never drawn as lineage; the dataQualityAssertions of every event become checks,
+and every run event's state its run's (:Run), for the run alerts.
 A malformed event is skipped and reported by file and line; a facet of an unknown kind is
 ignored; a known facet with a broken shape is skipped and reported, and the rest of its event is
 kept. One event costs at most what the [openlineage] caps allow (max_event_datasets,
@@ -35,6 +36,7 @@ from lineagegraph.identity import FoldRules
 from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
 from lineagegraph.masking import DEFAULT_NAMES
 from lineagegraph.model import (
+    RUN_STATES,
     Asset,
     AssetKind,
     CheckResult,
@@ -42,6 +44,7 @@ from lineagegraph.model import (
     Column,
     Flow,
     Item,
+    RunState,
     Scalar,
     TagFact,
     Transformation,
@@ -650,7 +653,8 @@ Piece = Item | ColumnSet
 
 
 class Sighting(NamedTuple):
-    """A COMPLETE event's values, at its time, by its run."""
+    """An event's values, at its time, by its run: a COMPLETE event's lineage, any event's
+    checks, and the run's state."""
 
     at: int
     run_id: str
@@ -756,13 +760,45 @@ def _event_pieces(
         report.skipped_not_complete += 1
     try:
         if kind != "COMPLETE":  # no lineage; its checks, newest result first (reducer, store)
-            return mapper.checks(located)
+            return _with_state(mapper.checks(located), run_state(event))
         sighting = mapper.pieces(located)
     except EventError as exc:
         report.skip(f"{located.where}: {exc}")
         return None
     report.complete += 1
-    return sighting
+    return _with_state(sighting, run_state(event))
+
+
+def run_state(event: dict[str, Any]) -> RunState | None:
+    """The run state a run event tells (START, RUNNING, COMPLETE, FAIL, ABORT), or None: an
+    OTHER event, or one without a readable time, run id or job (its lineage, if any, is
+    judged by `EventMapper.pieces`, which names what is wrong)."""
+    kind, run, job = event.get("eventType"), event.get("run"), event.get("job")
+    if kind not in RUN_STATES or not isinstance(run, dict) or not isinstance(job, dict):
+        return None
+    run_id, namespace, name = run.get("runId"), job.get("namespace"), job.get("name")
+    time = event.get("eventTime")
+    if not (
+        isinstance(run_id, str)
+        and isinstance(namespace, str)
+        and isinstance(name, str)
+        and isinstance(time, str)
+    ):
+        return None
+    try:
+        at = event_time_ms(time)
+        urn = identity.openlineage_job_urn(namespace, name)
+    except (EventError, identity.IdentityError):
+        return None
+    return RunState(urn, SYSTEM, name, run_id, kind, at)
+
+
+def _with_state(sighting: Sighting | None, state: RunState | None) -> Sighting | None:
+    if state is None:
+        return sighting
+    if sighting is None:
+        return Sighting(state.at, state.run_id, [state])
+    return sighting._replace(pieces=[*sighting.pieces, state])
 
 
 def summary(path: Path, run: HarvestRun, report: OpenLineageReport) -> str:

@@ -16,6 +16,8 @@ What each kind of value needs to come out exactly as if every sighting were writ
   merge_flow_runs against the graph's own last run.
 - a check: the one result merge_checks would keep (the newest; at one time, the worst), with
   its own time and run; written after the nodes it tests.
+- a run's state (OpenLineage): its earliest event (when it started) and the one
+  merge_run_states keeps (a terminal state over START and RUNNING, else the newest).
 - drops (Snowflake's DROP) come last: an object seen after its drop stays present; `write_run`
   returns those still standing, and the Snowflake harvester applies them.
 
@@ -41,6 +43,7 @@ from lineagegraph.model import (
     ColumnFeed,
     Flow,
     Item,
+    RunState,
     SoftDelete,
     TagFact,
     Transformation,
@@ -127,6 +130,7 @@ class RunReducer:
         self._checks: dict[str, CheckResult] = {}  # urn -> the result merge_checks would keep
         # (source, key, target) -> [the earliest statement, the one merge_tags would keep]
         self._tags: dict[tuple[str, str, str], list[TagFact]] = {}
+        self._run_states: dict[str, tuple[RunState, RunState]] = {}  # run -> earliest, kept
         self.self_edges = 0
         self._pending = 0  # run times held for jobs and FLOWS_TO
         self._row = 0
@@ -150,6 +154,8 @@ class RunReducer:
                 kept = self._checks.get(value.urn)
                 if kept is None or _check_order(value) > _check_order(kept):
                     self._checks[value.urn] = value
+            elif type(value) is RunState:
+                self._run_state(value)
             elif type(value) is SoftDelete:
                 self._drops.append((value.urn, at, self._row))
             elif type(value) is TagFact:
@@ -169,6 +175,18 @@ class RunReducer:
             kept[0] = fact
         if fact.at >= kept[1].at:
             kept[1] = fact
+
+    def _run_state(self, state: RunState) -> None:
+        held = self._run_states.get(state.run_id)
+        if held is None:
+            self._run_states[state.run_id] = (state, state)
+            return
+        earliest, kept = held
+        if state.at < earliest.at:
+            earliest = state
+        if _state_order(state) > _state_order(kept):
+            kept = state
+        self._run_states[state.run_id] = (earliest, kept)
 
     def _node(self, value: Asset | Column, at: int) -> None:
         node = self._nodes.get(value.urn)
@@ -310,6 +328,8 @@ class RunReducer:
                 writer.add(ColumnFeed(src, dst, first, order[0]))
         writer.add_all(self._checks.values())
         writer.add_all(fact for kept in self._tags.values() for fact in dict.fromkeys(kept))
+        for earliest, kept in self._run_states.values():
+            writer.add_all(dict.fromkeys((earliest, kept)))
         writer.flush()
         counts["self_edges_skipped"] += self.self_edges
         # A drop followed (in sighting order) by a sighting is undone by it, even in the same ms.
@@ -327,6 +347,11 @@ class RunReducer:
 def _check_order(check: CheckResult) -> tuple[int, int, int]:
     """Which of two results of a check cypher/merge_checks.cypher keeps: the larger."""
     return check.at, RANK[check.status], -1 if check.failures is None else check.failures
+
+
+def _state_order(state: RunState) -> tuple[bool, int]:
+    """Which of two states of a run cypher/merge_run_states.cypher keeps: the larger."""
+    return state.terminal, state.at
 
 
 def _sighting(node: _Node, at: int) -> Item:

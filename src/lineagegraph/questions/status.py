@@ -42,8 +42,8 @@ def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int
     quality = quality_counts(store)
     return Status(
         assets=store.read("status_assets"),
-        coverage=_coverage(assets + files, "kind"),
-        coverage_by_system=_coverage(assets, "system"),
+        coverage=coverage_shares(assets + files, "kind"),
+        coverage_by_system=coverage_shares(assets, "system"),
         freshness=freshness,
         failures=store.read("status_failures"),
         runs=recent,
@@ -52,7 +52,7 @@ def graph_status(store: GraphStore, now_ms: int, max_age_hours: float, runs: int
     )
 
 
-def _coverage(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
+def coverage_shares(rows: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
     """Rows of (kind, system, assets, with_lineage) summed by `by`, with the share covered."""
     sums: dict[str, list[int]] = {}
     for row in rows:

@@ -26,6 +26,7 @@ from lineagegraph.errors import LineageGraphError, StoreError
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
 from lineagegraph.serve import listings, marquez, reports
+from lineagegraph.serve.alerting import AlertLoop
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.explorer import routes as explorer_routes
 from lineagegraph.serve.guard import Guard, error
@@ -69,6 +70,7 @@ class Service:
         self.metrics_facts = FactsCache(settings.serve.metrics_ttl_seconds)
         self.accepted = 0
         self.rejected = 0
+        self.alerts = AlertLoop(self)
 
     async def accept(self, text: str) -> int:
         """Check, spool and count the events of a body; returns once they are on disk."""

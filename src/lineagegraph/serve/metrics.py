@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from lineagegraph.alerts_settings import RULES
 from lineagegraph.pipeline import now_ms
+from lineagegraph.questions.alerts import DEFAULT_SEVERITY
 from lineagegraph.questions.status import Status, graph_status
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
@@ -87,11 +90,44 @@ class ServiceCounts(Collector):
             "1 while the store answers, 0 while it is down (ingestion waits)",
             value=0 if s.ingester.store_down else 1,
         )
+        yield from _alert_metrics(s)
         yield CounterMetricFamily(
             "lineagegraph_graph_scans",
             "Scans of the graph for /metrics since start (one per metrics_ttl_seconds at most)",
             value=s.metrics_facts.scans,
         )
+
+
+def _alert_metrics(s: Service) -> Iterator[Metric]:
+    """The newest evaluation of the alert rules: firing alerts by rule and severity (every
+    rule at its configured severity, so the label sets are few and fixed) and what waits for
+    each receiver."""
+    loop = s.alerts
+    yield CounterMetricFamily(
+        "lineagegraph_alert_evaluations",
+        "Evaluations of the alert rules since start (every [alerts] interval_seconds)",
+        value=loop.evaluations,
+    )
+    yield CounterMetricFamily(
+        "lineagegraph_alert_evaluation_failures",
+        "Evaluations of the alert rules that failed since start (logged; retried next time)",
+        value=loop.failures,
+    )
+    if loop.last is None:
+        return
+    firing = _gauge("alerts_firing", "Alerts firing, by rule and severity", ["rule", "severity"])
+    severity = DEFAULT_SEVERITY | s.settings.alerts.severity
+    counts = Counter((a.rule, a.severity) for a in loop.last.alerts)
+    for rule in RULES:
+        firing.add_metric([rule, severity[rule]], counts[rule, severity[rule]])
+    waiting = _gauge(
+        "alert_notifications_waiting",
+        "Notifications a receiver has not taken yet (resent at the next evaluation)",
+        ["receiver"],
+    )
+    for delivery in loop.last.deliveries:
+        waiting.add_metric([delivery.receiver], delivery.waiting)
+    yield from (firing, waiting)
 
 
 class FactsCache:

@@ -102,9 +102,12 @@ def running_service(settings: Settings) -> Iterator[Service]:
         )
         ingester.start()
         commit = GroupCommit(spool)
+        service = Service(settings, stores, spool, ingester, commit)
+        service.alerts.start()
         try:
-            yield Service(settings, stores, spool, ingester, commit)
+            yield service
         finally:
+            service.alerts.stop()
             commit.stop()
             ingester.stop()
             spool.close()

@@ -1,0 +1,383 @@
+"""Alert rules evaluated over the graph: what is wrong now, each as a value (docs/alerts.md).
+
+An alert has a rule, a key that stays the same across evaluations (the rule and what it is
+about), a severity, a state, since when, a cause in words, and a blast radius: what lies
+downstream of its asset. This module only reads the graph and says what fires now; the state
+across evaluations (fired once, resolved once) and the delivery are lineagegraph.notify's.
+
+Noise control: an asset alert whose asset lies downstream of another firing alert of the same
+rule is folded into it. One late raw table gives one freshness alert that names every late
+asset it explains, not one alert per late asset below it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Protocol
+
+from lineagegraph.alerts_settings import SEVERITIES, AlertSettings
+from lineagegraph.graph.store import chunks
+from lineagegraph.output import time_text
+from lineagegraph.questions.lineage import MAX_DEPTH
+from lineagegraph.questions.quality import BLOCKING
+from lineagegraph.questions.status import coverage_shares
+from lineagegraph.values.globs import glob_regex
+
+HOUR_MS = 3_600_000
+FIRING, RESOLVED = "firing", "resolved"
+DEFAULT_SEVERITY = {
+    "freshness": "warning",
+    "run_unfinished": "warning",
+    "run_failed": "critical",
+    "harvest_failing": "warning",
+    "coverage": "warning",
+    "quality": "critical",
+}
+FOLDED_RULES = ("freshness", "quality")  # the rules about an asset, folded along lineage
+_ERROR_CHARS = 300
+_CHUNK = 5000
+
+
+class Reads(Protocol):
+    """What the rules need of a store: its named read statements (a GraphStore; `serve` hands
+    one that takes its read lock per statement, so no request waits for a whole evaluation)."""
+
+    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BlastRadius:
+    """What lies downstream of an alert's asset: how many assets and their columns, the
+    nearest ones by urn, and the owners ([alerts] owners) of the asset and of those."""
+
+    assets: int = 0
+    columns: int = 0
+    names: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """One alert. `subject` is what it is about in words (an asset's urn, a system); `asset` the
+    urn when it is about an asset. `explains` are the subjects of the alerts folded into it."""
+
+    rule: str
+    key: str
+    severity: str
+    subject: str
+    cause: str
+    since: int
+    state: str = FIRING
+    asset: str | None = None
+    ended: int | None = None
+    blast: BlastRadius = field(default_factory=BlastRadius)
+    explains: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Alert:
+        blast = data.get("blast") or {}
+        return cls(
+            **{k: v for k, v in data.items() if k not in ("blast", "explains")},
+            blast=BlastRadius(
+                assets=blast.get("assets", 0),
+                columns=blast.get("columns", 0),
+                names=tuple(blast.get("names", ())),
+                owners=tuple(blast.get("owners", ())),
+            ),
+            explains=tuple(data.get("explains", ())),
+        )
+
+
+def severity_rank(severity: str) -> int:
+    """info 0, warning 1, critical 2."""
+    return SEVERITIES.index(severity)  # type: ignore[arg-type]
+
+
+def evaluate(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
+    """Every alert firing at `now` (epoch ms), folded, with blast radii; by rule, then key."""
+    found = [
+        *_freshness(store, settings, now),
+        *_runs(store, settings, now),
+        *(_harvest_failing(store) if settings.harvest_failing else ()),
+        *_coverage(store, settings, now),
+        *(_quality(store) if settings.quality else ()),
+    ]
+    severity = DEFAULT_SEVERITY | settings.severity
+    found = [replace(a, severity=severity[a.rule]) for a in found]
+    alerts = _fold_and_measure(store, settings, found)
+    return sorted(alerts, key=lambda a: (a.rule, a.key))
+
+
+def _first_match(globs: dict[str, float], text: str) -> float | None:
+    for glob, value in globs.items():
+        if glob_regex(glob).fullmatch(text):
+            return value
+    return None
+
+
+WRITES = ("alerts_writes_by_jobs", "alerts_writes_by_flows", "alerts_writes_by_objects")
+"""How each source records a write of an asset: each gives its first, last and count."""
+
+
+def last_writes(store: Reads) -> dict[str, list[tuple[int, int, int]]]:
+    """Each written asset's write histories, one per kind of record: (first, last, writes)."""
+    found: dict[str, list[tuple[int, int, int]]] = {}
+    for name in WRITES:
+        for row in store.read(name):
+            if row["last"] is not None:
+                history = (row["first"], row["last"], row["writes"] or 0)
+                found.setdefault(row["urn"], []).append(history)
+    return found
+
+
+def _freshness(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
+    """Assets whose newest write is older than their window (set by glob, or learned)."""
+    if not settings.freshness and not settings.learn_freshness:
+        return []
+    late = []
+    for urn, histories in sorted(last_writes(store).items()):
+        last = max(h[1] for h in histories)
+        hours = _first_match(settings.freshness, urn)
+        if hours is not None:
+            window, how = int(hours * HOUR_MS), "set"
+        elif settings.learn_freshness:
+            first, newest, writes = max(histories, key=lambda h: h[2])
+            if writes < settings.freshness_min_writes or newest <= first:
+                continue
+            usual = (newest - first) / (writes - 1)
+            window = int(usual * settings.freshness_tolerance)
+            how = f"learned: written every {_hours(usual)} h over {writes} writes"
+        else:
+            continue
+        if now > last + window:
+            late.append(
+                Alert(
+                    rule="freshness",
+                    key=f"freshness:{urn}",
+                    severity="",
+                    subject=urn,
+                    asset=urn,
+                    since=last + window,
+                    cause=f"not written since {time_text(last)}; window {_hours(window)} h ({how})",
+                )
+            )
+    return late
+
+
+def _runs(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
+    """Jobs with OpenLineage runs that never finished within the timeout, and jobs whose latest
+    ended run failed; one alert per job and rule, its blast radius from what the job writes."""
+    by_job: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    if settings.run_timeout_hours:
+        timeout = int(settings.run_timeout_hours * HOUR_MS)
+        for row in store.read("alerts_runs_unfinished", {"before": now - timeout}):
+            by_job.setdefault(("run_unfinished", row["job"]), []).append(row | {"due": timeout})
+    if settings.run_failed:
+        for row in store.read("alerts_runs_failed"):
+            by_job.setdefault(("run_failed", row["job"]), []).append(row | {"due": 0})
+    writes = {
+        row["job"]: row["writes"]
+        for chunk in chunks(sorted({job for _, job in by_job}), _CHUNK)
+        for row in store.read("alerts_job_writes", {"jobs": chunk})
+    }
+    alerts = []
+    for (rule, job), rows in by_job.items():
+        first = rows[0]
+        if rule == "run_unfinished":
+            cause = f"{len(rows)} run(s) started and not finished after " + _hours(
+                first["due"]
+            ) + " h: " + "; ".join(
+                f"{r['run_id']} ({r['state']} since {time_text(r['started'])})" for r in rows
+            )  # fmt: skip
+            since = first["started"] + first["due"]
+        else:
+            cause = f"its latest run {first['run_id']} ended {first['state']} at " + str(
+                time_text(first["at"])
+            )
+            since = first["at"]
+        alerts.append(
+            Alert(
+                rule=rule,
+                key=f"{rule}:{job}",
+                severity="",
+                subject=job,
+                since=since,
+                cause=cause,
+                blast=_blast_below(store, settings, writes.get(job, [])),
+            )
+        )
+    return alerts
+
+
+def _hours(ms: float) -> str:
+    return f"{ms / HOUR_MS:.3g}"
+
+
+def _harvest_failing(store: Reads) -> list[Alert]:
+    """Sources whose harvests failed or were partial since their last success."""
+    alerts = []
+    for row in store.read("alerts_harvest_failing"):
+        _, status, error = max(row["failed"], key=lambda f: f[0] or 0)
+        ok = time_text(row["last_success"]) if row["last_success"] else None
+        error = (error or "")[:_ERROR_CHARS]
+        alerts.append(
+            Alert(
+                rule="harvest_failing",
+                key=f"harvest_failing:{row['system']}:{row['scope']}",
+                severity="",
+                subject=f"{row['system']} {row['scope']}",
+                since=row["since"],
+                cause=f"{row['failures']} harvest(s) failed or partial since "
+                + (f"the last success at {ok}" if ok else "ever (never succeeded)")
+                + f"; the last one {status}"
+                + (f": {error}" if error else ""),
+            )
+        )
+    return alerts
+
+
+def _coverage(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
+    """Systems whose share of tables and datasets with lineage is under their minimum."""
+    if not settings.coverage:
+        return []
+    alerts = []
+    for row in coverage_shares(store.read("status_coverage"), "system"):
+        least = _first_match(settings.coverage, row["system"])
+        if least is None or row["share"] >= least:
+            continue
+        alerts.append(
+            Alert(
+                rule="coverage",
+                key=f"coverage:{row['system']}",
+                severity="",
+                subject=row["system"],
+                since=now,  # the first evaluation that saw it (kept by notify's state)
+                cause=f"{row['with_lineage']} of {row['assets']} tables and datasets have "
+                f"lineage ({row['share']:.1%}), under {least:.1%}",
+            )
+        )
+    return alerts
+
+
+def _quality(store: Reads) -> list[Alert]:
+    """Assets with checks (on them or their columns) whose latest result fails or errs."""
+    by_asset: dict[str, list[dict[str, Any]]] = {}
+    for row in store.read("alerts_failing_checks", {"statuses": sorted(BLOCKING)}):
+        by_asset.setdefault(row["asset"], []).append(row)
+    alerts = []
+    for urn, rows in by_asset.items():
+        named = "; ".join(
+            f"{r['check'] or r['urn']} ({r['status']}"
+            + (f", {r['failures']} failures" if r["failures"] else "")
+            + f") on {r['target']}"
+            for r in rows
+        )
+        alerts.append(
+            Alert(
+                rule="quality",
+                key=f"quality:{urn}",
+                severity="",
+                subject=urn,
+                asset=urn,
+                since=min(r["at"] for r in rows),
+                cause=f"{len(rows)} failing check(s): {named}",
+            )
+        )
+    return alerts
+
+
+def downstream_of(store: Reads, starts: Collection[str]) -> dict[str, int]:
+    """Every present asset downstream of any of `starts`, with its distance from the nearest
+    (the starts themselves only when one reaches another): one step statement per level for
+    all of them at once, as `traverse` does for one."""
+    reached: dict[str, int] = {}
+    frontier, distance = sorted(set(starts)), 0
+    while frontier and distance < MAX_DEPTH:
+        distance += 1
+        found: set[str] = set()
+        for chunk in chunks(frontier, _CHUNK):
+            rows = store.read(
+                "lineage_downstream_step", {"frontier": chunk, "include_deleted": False}
+            )
+            found.update(row["urn"] for row in rows if row["urn"] not in reached)
+        for urn in found:
+            reached[urn] = distance
+        frontier = sorted(found)
+    return reached
+
+
+def _fold_and_measure(store: Reads, settings: AlertSettings, alerts: list[Alert]) -> list[Alert]:
+    """Fold each asset alert into the firing alert of its rule that it lies downstream of, and
+    give every remaining asset alert its blast radius.
+
+    One search from all of a rule's alerts at once tells which lie below another; only the
+    others (the roots) are searched from one by one, for what they explain and reach. Alerts
+    that only reach each other (a cycle) leave no root: the lowest key among them leads."""
+    kept: list[Alert] = []
+    for rule in dict.fromkeys(a.rule for a in alerts):
+        of_rule = sorted((a for a in alerts if a.rule == rule), key=lambda a: a.key)
+        if rule not in FOLDED_RULES:
+            kept.extend(of_rule)
+            continue
+        below_some = downstream_of(store, [str(a.asset) for a in of_rule])
+        waiting = {a.asset: a for a in of_rule}
+        leaders = [a for a in of_rule if a.asset not in below_some]
+        while waiting:
+            leader = leaders.pop(0) if leaders else next(iter(waiting.values()))
+            if waiting.pop(leader.asset, None) is None:
+                continue  # folded into an earlier leader meanwhile
+            reach = downstream_of(store, [str(leader.asset)])
+            reach.pop(str(leader.asset), None)  # back to itself through a cycle
+            explained = [waiting.pop(u).subject for u in sorted(reach) if u in waiting]
+            below = sorted(reach, key=lambda u: (reach[u], u))
+            blast = _blast(store, settings, [str(leader.asset)], below)
+            kept.append(replace(leader, explains=tuple(explained), blast=blast))
+    return kept
+
+
+def _blast_below(store: Reads, settings: AlertSettings, written: list[str]) -> BlastRadius:
+    """A job's blast radius: what it writes, then everything downstream of that, nearest
+    first."""
+    reach = downstream_of(store, written)
+    below = sorted((u for u in reach if u not in written), key=lambda u: (reach[u], u))
+    return _blast(store, settings, [], [*sorted(written), *below])
+
+
+def _blast(
+    store: Reads, settings: AlertSettings, start: list[str], counted: list[str]
+) -> BlastRadius:
+    """The blast radius `counted` (the assets an alert reaches), owned as `start` and those."""
+    columns = sum(
+        int(row["columns"])
+        for chunk in chunks(counted, _CHUNK)
+        for row in store.read("alerts_columns_count", {"urns": chunk})
+    )
+    return BlastRadius(
+        assets=len(counted),
+        columns=columns,
+        names=tuple(counted[: settings.blast_names]),
+        owners=tuple(_owners(settings.owners, [*start, *counted])),
+    )
+
+
+def _owners(owners: dict[str, str], urns: Iterable[str]) -> list[str]:
+    """The owners of these urns by the first glob of each that matches, each once, in order."""
+    if not owners:
+        return []
+    compiled = [(glob_regex(g), who) for g, who in owners.items()]
+    found: dict[str, None] = {}
+    for urn in urns:
+        who = next((who for pattern, who in compiled if pattern.fullmatch(urn)), None)
+        if who is not None:
+            found[who] = None
+    return list(found)
+
+
+def at_least(alerts: Iterable[Alert], severity: str) -> list[Alert]:
+    """The firing alerts of `severity` or worse."""
+    floor = severity_rank(severity)
+    return [a for a in alerts if a.state == FIRING and severity_rank(a.severity) >= floor]

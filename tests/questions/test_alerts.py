@@ -1,0 +1,177 @@
+"""Alert rules over a real graph: freshness (set and learned), folding, harvest failures,
+coverage and quality, with blast radii."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from lineagegraph.alerts_settings import AlertSettings
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.model import Asset, CheckResult, Column, Flow, Item, Transformation
+from lineagegraph.pipeline import harvest_run
+from lineagegraph.questions.alerts import HOUR_MS, at_least, evaluate
+
+T0 = 1_700_000_000_000
+RAW = "s3://raw/events"
+MARTS = [f"snowflake://acme/MARTS.PUBLIC.M{i} ü" for i in range(5)]
+
+
+def late_chain(store: GraphStore) -> None:
+    """A raw dataset written hourly by a job, feeding five marts (each with two columns) in a
+    chain RAW -> M0 -> M1 ... -> M4, each written at the same times."""
+    items: list[Item] = [Asset(RAW, "Dataset", "s3", "events", T0)]
+    items += [Asset(m, "Table", "snowflake", m.rsplit(".", 1)[1], T0) for m in MARTS]
+    items += [Column(f"{m}#{c}", m, c, T0) for m in MARTS for c in ("a", "b")]
+    for hour in range(6):
+        at = T0 + hour * HOUR_MS
+        items.append(Transformation("spark://load", "spark", "load", f"r{hour}", at, writes=(RAW,)))
+        for src, dst in zip([RAW, *MARTS], MARTS, strict=False):
+            items.append(Flow(src, dst, at, via="dbt://m"))
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+
+
+def test_a_late_source_is_one_alert_naming_the_five_late_assets_below(store: GraphStore) -> None:
+    late_chain(store)
+    last = T0 + 5 * HOUR_MS
+    settings = AlertSettings(owners={"snowflake://acme/MARTS.**": "analytics@acme.example"})
+    # learned: written every hour over 6 writes, window 3 h
+    assert evaluate(store, settings, last + 3 * HOUR_MS - 1) == []
+    alerts = evaluate(store, settings, last + 3 * HOUR_MS + 1)
+    assert [(a.rule, a.subject, a.severity) for a in alerts] == [("freshness", RAW, "warning")]
+    root = alerts[0]
+    assert root.key == f"freshness:{RAW}"
+    assert root.since == last + 3 * HOUR_MS
+    assert sorted(root.explains) == sorted(MARTS)
+    assert "learned: written every 1 h over 6 writes" in root.cause
+    assert root.blast.assets == 5 and root.blast.columns == 10
+    assert root.blast.names == tuple(MARTS)  # nearest first
+    assert root.blast.owners == ("analytics@acme.example",)
+
+
+def test_a_set_window_wins_and_an_asset_on_time_is_not_folded(store: GraphStore) -> None:
+    late_chain(store)
+    last = T0 + 5 * HOUR_MS
+    settings = AlertSettings(freshness={MARTS[2]: 0.5}, learn_freshness=False, blast_names=1)
+    alerts = evaluate(store, settings, last + HOUR_MS)
+    assert [(a.subject, a.explains) for a in alerts] == [(MARTS[2], ())]
+    assert "window 0.5 h (set)" in alerts[0].cause
+    assert alerts[0].blast.assets == 2 and alerts[0].blast.names == (MARTS[3],)
+
+
+def test_harvest_failing_until_a_success(store: GraphStore) -> None:
+    with harvest_run(store, "s3", "raw"):
+        pass
+    for _ in range(2):
+        try:
+            with harvest_run(store, "s3", "raw"):
+                raise RuntimeError("access denied to s3://raw")
+        except RuntimeError:
+            pass
+    settings = AlertSettings(learn_freshness=False)
+    alerts = evaluate(store, settings, T0)
+    assert [(a.rule, a.key) for a in alerts] == [("harvest_failing", "harvest_failing:s3:raw")]
+    assert "2 harvest(s) failed" in alerts[0].cause and "access denied" in alerts[0].cause
+    with harvest_run(store, "s3", "raw"):
+        pass
+    assert evaluate(store, settings, T0) == []
+
+
+def test_coverage_under_the_minimum_per_system(store: GraphStore) -> None:
+    writer = GraphWriter(store)
+    writer.add_all([
+        Asset("s3://b/x", "Dataset", "s3", "x", T0),
+        Asset("snowflake://a/D.S.T", "Table", "snowflake", "T", T0),
+        Asset("snowflake://a/D.S.U", "Table", "snowflake", "U", T0),
+        Flow("s3://b/x", "snowflake://a/D.S.T", T0),
+    ])  # fmt: skip
+    writer.flush()
+    settings = AlertSettings(coverage={"s3": 0.5, "*": 0.9}, learn_freshness=False)
+    alerts = evaluate(store, settings, T0)
+    assert [(a.key, a.since) for a in alerts] == [("coverage:snowflake", T0)]
+    assert "1 of 2 tables and datasets have lineage (50.0%), under 90.0%" in alerts[0].cause
+
+
+def test_quality_folds_along_lineage_and_counts_severity(store: GraphStore) -> None:
+    late_chain(store)
+    writer = GraphWriter(store)
+    writer.add_all([
+        CheckResult("dbt://t1", "dbt", "not_null_a", f"{MARTS[1]}#a", "fail", T0, "r", 3),
+        CheckResult("dbt://t2", "dbt", "unique_a", MARTS[3], "error", T0 + 5, "r"),
+        CheckResult("dbt://t3", "dbt", "ok", MARTS[0], "pass", T0, "r"),
+    ])  # fmt: skip
+    writer.flush()
+    settings = AlertSettings(learn_freshness=False, severity={"quality": "warning"})
+    alerts = evaluate(store, settings, T0)
+    assert [(a.subject, a.explains, a.since) for a in alerts] == [(MARTS[1], (MARTS[3],), T0)]
+    assert "not_null_a (fail, 3 failures)" in alerts[0].cause
+    assert alerts[0].blast.assets == 3
+    assert at_least(alerts, "warning") == alerts and at_least(alerts, "critical") == []
+
+
+def event(kind: str, job: str, run: str, hour: float, outputs: tuple[str, ...] = ()) -> str:
+    at = datetime.fromtimestamp((T0 + hour * HOUR_MS) / 1000, UTC).isoformat()
+    return json.dumps({
+        "eventType": kind, "eventTime": at, "run": {"runId": run},
+        "job": {"namespace": "airflow", "name": job},
+        "inputs": [], "outputs": [{"namespace": "s3://out", "name": o} for o in outputs],
+        "producer": "https://example.com/test", "schemaURL": "https://example.com/schema",
+    })  # fmt: skip
+
+
+def test_runs_that_never_finished_or_failed(store: GraphStore, tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    events.mkdir()
+    lines = [
+        event("START", "hung ü", "r1", 0),
+        event("RUNNING", "hung ü", "r1", 1),
+        event("START", "flaky", "r2", 0),
+        event("FAIL", "flaky", "r2", 1, ("daily",)),
+        event("COMPLETE", "ok", "r3", 1, ("ok",)),  # its START arrives after it
+        event("START", "ok", "r3", 0),
+        event("START", "flaky", "r0", -5),  # an older run of flaky that completed
+        event("COMPLETE", "flaky", "r0", -4, ("daily",)),
+    ]
+    (events / "a.jsonl").write_text("\n".join(lines) + "\n")
+    harvest_openlineage(store, events)
+    settings = AlertSettings(learn_freshness=False, run_timeout_hours=2)
+    assert [a.key for a in evaluate(store, settings, T0 + 2 * HOUR_MS - 1)] == [
+        "run_failed:openlineage://airflow/flaky"
+    ]
+    alerts = evaluate(store, settings, T0 + 3 * HOUR_MS)
+    assert [(a.rule, a.severity, a.since) for a in alerts] == [
+        ("run_failed", "critical", T0 + HOUR_MS),
+        ("run_unfinished", "warning", T0 + 2 * HOUR_MS),
+    ]
+    failed, hung = alerts
+    assert failed.cause.startswith("its latest run r2 ended FAIL")
+    assert failed.blast.names == ("s3://out/daily",) and failed.blast.assets == 1
+    assert hung.subject == "openlineage://airflow/hung ü"
+    assert "r1 (RUNNING since" in hung.cause
+
+    (events / "b.jsonl").write_text(
+        "\n".join([event("COMPLETE", "hung ü", "r1", 4), event("START", "flaky", "r4", 4),
+                   event("COMPLETE", "flaky", "r4", 5, ("daily",))]) + "\n"
+    )  # fmt: skip
+    harvest_openlineage(store, events / "b.jsonl")
+    assert evaluate(store, settings, T0 + 6 * HOUR_MS) == []
+
+
+def test_alerts_that_only_reach_each_other_fold_into_the_lowest_key(store: GraphStore) -> None:
+    """A job reading what it writes: two late assets in a cycle, and a third below both."""
+    a, b, c = "s3://x/a", "s3://x/b", "s3://x/c"
+    items: list[Item] = [Asset(u, "Dataset", "s3", u[-1], T0) for u in (a, b, c)]
+    items += [Flow(a, b, T0), Flow(b, a, T0), Flow(b, c, T0)]
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+    settings = AlertSettings(freshness={"**": 1}, learn_freshness=False)
+    alerts = evaluate(store, settings, T0 + 2 * HOUR_MS)
+    assert [(x.subject, sorted(x.explains), x.blast.assets) for x in alerts] == [
+        (a, [b, c], 2)  # a reaches b and c; itself (through b) is not in its blast radius
+    ]
