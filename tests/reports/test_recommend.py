@@ -4,8 +4,10 @@ rules merge with a bucket's own."""
 
 from __future__ import annotations
 
+import pytest
 from lake import DAY, T0, Lake, report_options
 
+from lineagegraph.errors import UsageError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.reports.recommend import Policy, merged, recommend, rule_id, rules_of
 from lineagegraph.values.pricing import GB
@@ -48,6 +50,12 @@ def test_only_prefixes_nobody_consumed_get_rules(lake: Lake, store: GraphStore) 
     events = {item.prefix: item for item in ia.items}["raw/events/2024/"]
     assert events.chosen is None and events.alternatives == []
     assert rules_of(events, ia.policy) == []
+    soon = Policy(classes=("STANDARD_IA",), transition_days=0)
+    orders = {i.prefix: i for i in recommend(store, report_options("recommend"), soon).items}
+    [rule] = rules_of(orders["raw/orders/"], soon)
+    assert rule["Transitions"] == [{"Days": 30, "StorageClass": "STANDARD_IA"}]  # S3's minimum
+    with pytest.raises(UsageError, match="--to GLACER: not a class"):
+        recommend(store, report_options("recommend"), Policy(classes=("GLACER",)))
 
 
 def test_merging_keeps_every_rule_and_replaces_only_its_own(lake: Lake, store: GraphStore) -> None:

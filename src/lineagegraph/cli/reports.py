@@ -194,7 +194,8 @@ def cost_report(app: App, fmt: str, output: Path | None, **flags: Any) -> None:
     type=click.IntRange(min=0),
     default=30,
     show_default=True,
-    help="Days after creation a rule transitions objects (S3 needs 30 for the IA classes).",
+    help="Days after creation a rule transitions objects (at least 30 into the IA classes, "
+    "which S3 requires).",
 )
 @click.option(
     "--expire-days", type=click.IntRange(min=1), default=30, show_default=True,

@@ -23,7 +23,7 @@ from botocore.client import BaseClient
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lineagegraph import gc_pause
-from lineagegraph.errors import HarvestError
+from lineagegraph.errors import HarvestError, UsageError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.s3.client import describe_error, endpoint_of
 from lineagegraph.output import format_rows, size_text, usd_text
@@ -35,6 +35,7 @@ from lineagegraph.reports.savings import (
     abort_uploads,
     current_actions,
     expire_noncurrent,
+    targets,
     usd,
 )
 from lineagegraph.reports.tally import (
@@ -49,6 +50,9 @@ from lineagegraph.store_check import require_assets
 from lineagegraph.values.pricing import Tally
 
 RULE_ID_PREFIX = "lineagegraph-"
+IA_CLASSES = ("STANDARD_IA", "ONEZONE_IA")
+IA_MIN_DAYS = 30
+"""S3 transitions objects to the IA classes only once they are 30 days old."""
 MAX_RULES = 1000
 """S3 takes at most 1,000 rules in a bucket's lifecycle configuration."""
 
@@ -101,6 +105,13 @@ def rule_id(kind: str, prefix: str) -> str:
 @gc_pause.paused()
 def recommend(store: GraphStore, options: ReportOptions, policy: Policy) -> Recommendations:
     """The recommendations of the graph's S3 datasets (`options` of kind `recommend`)."""
+    known = targets(options.prices)
+    unknown = [name for name in policy.classes if name not in known]
+    if unknown:
+        raise UsageError(
+            f"--to {unknown[0]}: not a class the price table {options.price_table} gives a "
+            f"transition fee; one of {', '.join(known)}"
+        )
     records = usage_records(store, options)
     if not records:
         require_assets(store, "orphans_shapes", "S3 objects", "s3")
@@ -192,7 +203,10 @@ def rules_of(item: Recommendation, policy: Policy) -> list[dict[str, Any]]:
         if chosen.kind == "expire":
             rule["Expiration"] = {"Days": policy.expire_days}
         else:
-            rule["Transitions"] = [{"Days": policy.transition_days, "StorageClass": chosen.target}]
+            days = policy.transition_days
+            if chosen.target in IA_CLASSES:  # S3 refuses fewer days for these
+                days = max(days, IA_MIN_DAYS)
+            rule["Transitions"] = [{"Days": days, "StorageClass": chosen.target}]
         rules.append(rule)
     kept = {a.kind for a in item.hidden if a.recommended}
     if kept:
