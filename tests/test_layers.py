@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.harvest.snowflake.settings",
             "lineagegraph.harvest.dbt.settings",
             "lineagegraph.harvest.openlineage_settings",
+            "lineagegraph.harvest.kafka_settings",
             "lineagegraph.settings",
         ],
     ),

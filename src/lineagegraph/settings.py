@@ -26,6 +26,7 @@ from pydantic_settings import (
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.harvest.dbt.settings import DbtSettings
+from lineagegraph.harvest.kafka_settings import KafkaSettings
 from lineagegraph.harvest.openlineage_settings import OpenLineageSettings
 from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.harvest.snowflake.settings import SnowflakeSettings
@@ -49,6 +50,7 @@ __all__ = [
     "DbtSettings",
     "GraphSettings",
     "IdentitySettings",
+    "KafkaSettings",
     "OpenLineageSettings",
     "ReportSettings",
     "S3Settings",
@@ -183,6 +185,7 @@ class Settings(BaseSettings):
     s3: S3Settings = Field(default_factory=S3Settings)
     snowflake: SnowflakeSettings = Field(default_factory=SnowflakeSettings)
     openlineage: OpenLineageSettings = Field(default_factory=OpenLineageSettings)
+    kafka: KafkaSettings = Field(default_factory=KafkaSettings)
     reports: ReportSettings = Field(default_factory=ReportSettings)
     dbt: DbtSettings = Field(default_factory=DbtSettings)
     sources: dict[str, dict[str, Any]] = Field(

@@ -11,6 +11,7 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     dbt,  # harvest dbt
     demo,  # demo
     harvesting,  # harvest list, harvest all, harvest NAME of a plug-in
+    kafka,  # harvest kafka
     lineage,  # path, upstream, downstream, impact, columns
     quality,  # check
     reports,  # orphans, cost-report

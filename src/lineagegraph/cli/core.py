@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,9 @@ from lineagegraph.output import FORMATS, format_rows, human_times, time_text, wr
 from lineagegraph.pipeline import now_ms
 from lineagegraph.questions.status import graph_status
 from lineagegraph.store_check import require_existing_store
+
+if TYPE_CHECKING:
+    from lineagegraph.harvest.kafka import KafkaStatus
 
 
 @cli.command()
@@ -97,12 +100,16 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
     Example:
       lineagegraph status --max-age-hours 6 --format json
     """
+    from lineagegraph.harvest.kafka import kafka_status  # confluent-kafka: only when configured
+
     require_existing_store(app.settings)
     with app.store() as store:
         facts = graph_status(store, now_ms(), max_age_hours, runs)
+        kafka = kafka_status(store, app.settings.kafka)
         where = f"{store.backend} ({store.location})"
     if fmt == "json":
-        click.echo(json.dumps({"graph": where, **dataclasses.asdict(facts)}, indent=2))
+        more = {"kafka": dataclasses.asdict(kafka)} if kafka else {}
+        click.echo(json.dumps({"graph": where, **dataclasses.asdict(facts), **more}, indent=2))
         return
     click.echo(f"graph: {where}")
     if not facts.assets:
@@ -150,6 +157,27 @@ def status(app: App, runs: int, max_age_hours: float, fmt: str) -> None:
         ]
         cols = ["system", "scope", "status", "started", "finished", "watermark", "error"]
         click.echo(format_rows(cols, rows, "table"))
+    if kafka:
+        show_kafka(kafka)
+
+
+def show_kafka(kafka: KafkaStatus) -> None:
+    """`status` on Kafka: each group's last harvest, then the configured group's lag."""
+    if kafka.harvests:
+        click.echo("\nkafka harvests (the last of each group):")
+        cols = ["scope", "status", "finished", "consumed", "dead-lettered", "committed", "lag"]
+        rows = [
+            [h["scope"], h["status"], time_text(h["finished"]), h["consumed"],
+             h["dead_lettered"], h["committed"], h["lag"]]
+            for h in kafka.harvests
+        ]  # fmt: skip
+        click.echo(format_rows(cols, rows, "table"))
+    if kafka.unreachable:
+        click.echo(f"\nkafka lag: not known ({kafka.unreachable})")
+    elif kafka.lag:
+        click.echo(f"\nkafka lag now ({sum(p.lag for p in kafka.lag):,} messages to read):")
+        rows = [[p.topic, p.partition, p.committed, p.end, p.lag] for p in kafka.lag]
+        click.echo(format_rows(["topic", "partition", "committed", "end", "lag"], rows, "table"))
 
 
 @cli.command()

@@ -27,6 +27,7 @@ BUILT_IN = {
     "snowflake": "lineagegraph.harvest.snowflake.harvester:SnowflakeHarvester",
     "spark": "lineagegraph.harvest.spark:SparkHarvester",
     "openlineage": "lineagegraph.harvest.openlineage:OpenLineageHarvester",
+    "kafka": "lineagegraph.harvest.kafka:KafkaHarvester",
     "dbt": "lineagegraph.harvest.dbt:DbtHarvester",
 }
 
