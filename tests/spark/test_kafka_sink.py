@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -277,3 +278,47 @@ def test_the_message_key_is_the_root_parent_job_like_openlineages_kafka_transpor
         "job": {"namespace": "spark", "name": "app.job"},
     }
     assert message_key(event) == key
+
+
+def test_a_spark_jobs_events_reach_serve_through_its_kafka_consumer(
+    spark: Any, kafka_bootstrap: str, tmp_path: Path, embedded_dir: Path, settings_for: Any
+) -> None:
+    """The whole way: the listener (emit=kafka) -> the topic -> serve's consumer -> the graph,
+    read back as a Marquez client reads it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
+    from serve_fixtures import Server
+    from test_http_sink import lineage_of
+
+    topic = create_topic(kafka_bootstrap, f"chain-{uuid.uuid4().hex[:8]}")
+    server = Server(
+        tmp_path / "store",
+        extra_env={
+            "LINEAGEGRAPH_KAFKA__BOOTSTRAP_SERVERS": kafka_bootstrap,
+            "LINEAGEGRAPH_KAFKA__TOPICS": json.dumps([topic]),
+            "LINEAGEGRAPH_KAFKA__GROUP_ID": f"serve-{uuid.uuid4().hex[:8]}",
+            "LINEAGEGRAPH_KAFKA__CLIENT_CONFIG": json.dumps(FAST_GROUP),
+        },
+    )
+    settings = settings_for(
+        tmp_path,
+        embedded_dir,
+        emit="kafka",
+        kafka_bootstrap_servers=kafka_bootstrap,
+        kafka_topic=topic,
+    )
+    with server.running():
+        handle = install(spark, settings=settings)
+        try:
+            spark.createDataFrame([(1, "ann")], ["id", "name"]).write.parquet(
+                str(tmp_path / "people")
+            )
+            spark.read.parquet(str(tmp_path / "people")).write.parquet(str(tmp_path / "copy"))
+            assert handle.flush()
+        finally:
+            handle.stop()
+        assert handle.counts.get("events_sent") == 2
+        source, job = f"dataset:file:{tmp_path}/people", f"job:spark:{APP}.file://{tmp_path}/copy"
+        nodes = lineage_of(server, source, job, timeout=90)
+        assert [e["destination"] for e in nodes[job]["outEdges"]] == [
+            f"dataset:file:{tmp_path}/copy"
+        ]
