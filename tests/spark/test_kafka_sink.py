@@ -1,6 +1,7 @@
 """The listener with emit=kafka: a local Spark job's RunEvents on a real Kafka-protocol broker
-(Tansu, tests/services/tansu.py), read back with a plain confluent-kafka consumer and put in
-the graph; a broker that is down or refuses an event leaves every event in the local file."""
+(Tansu, tests/services/tansu.py), read back with a plain confluent-kafka consumer, put in the
+graph by `harvest kafka` and by serve's consumer; a broker that is down or refuses an event
+leaves every event in the local file."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from services.tansu import FAST_GROUP, create_topic
 
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.kafka import harvest_kafka
+from lineagegraph.harvest.kafka_settings import KafkaSettings
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.spark import SPARK_CONF_PREFIXES, install
 from lineagegraph.spark.actions import AppInfo, DatasetRef, SparkAction
@@ -114,11 +117,13 @@ def test_a_spark_job_with_emit_kafka_from_its_conf_lands_in_the_graph_through_th
     assert names == {f"{APP}.file://{tmp_path}/people", f"{APP}.file://{tmp_path}/names"}
     assert {m.key().decode() for m in messages} == {f"run:spark/{name}" for name in names}
 
-    inbox = tmp_path / "consumed"  # what a consumer of the topic hands the harvester
-    inbox.mkdir()
-    (inbox / "events.jsonl").write_bytes(b"".join(m.value() + b"\n" for m in messages))
-    run, report = harvest_openlineage(graph, inbox)
-    assert run.status == "success" and report.complete == 2
+    kafka = KafkaSettings(
+        bootstrap_servers=kafka_bootstrap, topics=[topic], group_id=f"g-{uuid.uuid4().hex[:8]}",
+        client_config=dict(FAST_GROUP), idle_seconds=0.5,
+    )  # fmt: skip
+    run, report = harvest_kafka(graph, kafka, tmp_path)
+    assert run.status == "success" and report.events.complete == 2
+    assert (report.consumer.committed, report.consumer.dead_lettered) == (2, 0)
     assert flows(graph) == {(f"file://{tmp_path}/people", f"file://{tmp_path}/names")}
     assert SECRET not in caplog.text
 
