@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from services.tansu import tansu_binary
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
@@ -26,6 +27,11 @@ FIGURES = {
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
+    "bench_kafka": [
+        r"harvest kafka \(in process, join included\): [\d,]+ events/s",
+        r"ratio: kafka [\d.]+x the file's events/s",
+        r"backlog catch-up, .*: [\d.]+ s for [\d,]+ events .*peak RSS \d+ MB",
+    ],
     "bench_openlineage": [
         r"[\d,]+ events/s",
         r"ratio: harvest [\d.]+x the baseline",
@@ -61,6 +67,10 @@ def missing_service(name: str) -> str | None:
     no_moto = importlib.util.find_spec("moto") is None
     if name == "bench_s3_harvest" and no_moto and not os.environ.get("LINEAGEGRAPH_TEST_RGW"):
         return "needs moto or LINEAGEGRAPH_TEST_RGW"
+    if name == "bench_kafka":
+        if importlib.util.find_spec("confluent_kafka") is None:
+            return "needs confluent-kafka (pip install 'lineagegraph[kafka]')"
+        return tansu_binary()[1] or None  # why there is no Kafka broker to run
     return None
 
 

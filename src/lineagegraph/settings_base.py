@@ -90,10 +90,14 @@ def secret_values(model: BaseModel) -> list[str]:
     found: list[str] = []
     for name in type(model).model_fields:
         value = getattr(model, name)
-        # a dict of secrets too: librdkafka's passed-through ones ([kafka], [spark])
-        for item in value.values() if isinstance(value, dict) else [value]:
-            if isinstance(item, SecretStr) and item.get_secret_value():
-                found.append(item.get_secret_value())
-            elif isinstance(item, BaseModel):
-                found += secret_values(item)
+        if isinstance(value, SecretStr) and value.get_secret_value():
+            found.append(value.get_secret_value())
+        elif isinstance(value, dict):  # a table of secrets, e.g. [kafka] client_secrets
+            found += [
+                v.get_secret_value()
+                for v in value.values()
+                if isinstance(v, SecretStr) and v.get_secret_value()
+            ]
+        elif isinstance(value, BaseModel):
+            found += secret_values(value)
     return found

@@ -6,7 +6,6 @@ import json
 import uuid
 from typing import Any
 
-from confluent_kafka import Producer
 from services.tansu import FAST_GROUP
 
 from lineagegraph.graph.store import GraphStore
@@ -61,6 +60,8 @@ def event(
 
 def produce(bootstrap: str, topic: str, messages: list[tuple[str | None, bytes | None]]) -> None:
     """Messages (key, value) in order, all acknowledged before it returns."""
+    from confluent_kafka import Producer
+
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
     for n, (key, value) in enumerate(messages):
         producer.produce(topic, key=key, value=value)

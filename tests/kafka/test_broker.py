@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import uuid
 
-from confluent_kafka import Consumer, Producer, TopicPartition
+import pytest
 from services.tansu import FAST_GROUP, create_topic
+
+confluent_kafka = pytest.importorskip(
+    "confluent_kafka", reason="confluent-kafka is not installed (pip install 'lineagegraph[kafka]')"
+)
 
 
 def test_produce_consume_commit_and_resume(kafka_bootstrap: str) -> None:
     topic = create_topic(kafka_bootstrap, f"broker-{uuid.uuid4().hex[:8]}", partitions=3)
-    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer = confluent_kafka.Producer({"bootstrap.servers": kafka_bootstrap})
     for n in range(300):
         producer.produce(topic, key=f"k{n % 7}", value=f"v{n}".encode())
     assert producer.flush(30) == 0
@@ -26,7 +30,7 @@ def test_produce_consume_commit_and_resume(kafka_bootstrap: str) -> None:
     }
 
     def read(count: int) -> list[str]:
-        consumer = Consumer(config)
+        consumer = confluent_kafka.Consumer(config)
         consumer.subscribe([topic])
         values: list[str] = []
         idle = 0  # polls with nothing new once `count` arrived: proves no more comes
@@ -42,7 +46,9 @@ def test_produce_consume_commit_and_resume(kafka_bootstrap: str) -> None:
                         break
             if values:
                 consumer.commit(asynchronous=False)
-            committed = consumer.committed([TopicPartition(topic, p) for p in range(3)], timeout=10)
+            committed = consumer.committed(
+                [confluent_kafka.TopicPartition(topic, p) for p in range(3)], timeout=10
+            )
         finally:
             consumer.close()
         assert sum(max(tp.offset, 0) for tp in committed) == 300

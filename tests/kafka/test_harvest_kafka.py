@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
-from confluent_kafka import Consumer
 from kafka_helpers import LAKE, env, event, flows, kafka_settings, produce, rows, unique
 from services.tansu import FAST_GROUP, create_topic
 
@@ -19,6 +19,10 @@ from lineagegraph.harvest.kafka import group_lag, harvest_kafka
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.serve import marquez
 from lineagegraph.settings import GraphSettings
+
+confluent_kafka = pytest.importorskip(
+    "confluent_kafka", reason="confluent-kafka is not installed (pip install 'lineagegraph[kafka]')"
+)
 
 
 def emit_run_with_the_client(bootstrap: str, topic: str) -> None:
@@ -150,8 +154,10 @@ def test_a_bad_message_goes_to_the_dead_letter_and_its_partition_moves_on(
     # A NUL is data the graph holds (as from files): that event is taken, not dead-lettered.
     assert flows(store) == expected | {(f"{LAKE}/raw/a\x00b", f"{LAKE}/out/nul")}
 
-    reader = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": unique("dlq"),
-                       "auto.offset.reset": "earliest", **FAST_GROUP})  # fmt: skip
+    reader = confluent_kafka.Consumer({
+        "bootstrap.servers": kafka_bootstrap, "group.id": unique("dlq"),
+        "auto.offset.reset": "earliest", **FAST_GROUP,
+    })  # fmt: skip
     reader.subscribe([letters])
     got: list[Any] = []
     for _ in range(100):

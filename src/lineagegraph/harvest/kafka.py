@@ -75,10 +75,17 @@ def client() -> Any:
     return confluent_kafka
 
 
-def client_config(settings: KafkaSettings) -> dict[str, Any]:
-    """The librdkafka properties every client of [kafka] shares (brokers, security)."""
+def check_config(settings: KafkaSettings) -> None:
+    """A ConfigError naming what [kafka] lacks to consume, before anything starts."""
     if not settings.bootstrap_servers:
         raise ConfigError("no [kafka] bootstrap_servers (LINEAGEGRAPH_KAFKA__BOOTSTRAP_SERVERS)")
+    if not settings.subscription():
+        raise ConfigError("no [kafka] topics or topic_pattern (LINEAGEGRAPH_KAFKA__TOPICS)")
+
+
+def client_config(settings: KafkaSettings) -> dict[str, Any]:
+    """The librdkafka properties every client of [kafka] shares (brokers, security)."""
+    check_config(settings)
     return {
         "bootstrap.servers": settings.bootstrap_servers,
         "client.id": "lineagegraph",
@@ -268,8 +275,7 @@ class EventConsumer:
         *,
         extra_config: dict[str, Any] | None = None,
     ) -> None:
-        if not settings.subscription():
-            raise ConfigError("no [kafka] topics or topic_pattern to read")
+        check_config(settings)
         self.settings = settings
         self.sink = sink
         self.letters = letters
@@ -281,15 +287,17 @@ class EventConsumer:
         self._assigned: set[Partition] = set()
         self._batch: _Batch | None = None
         self._errors: list[str] = []
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="lineagegraph-kafka-sink")
+        self._pool: ThreadPoolExecutor | None = None
 
     # -- the loop
 
     def run(self, *, until_caught_up: bool = True, stop: threading.Event | None = None) -> None:
-        """Consume until caught up (or `stop` is set); the consumer leaves its group at the
-        end. Raises HarvestError when no partition is assigned within join_timeout_seconds."""
+        """Consume until caught up (or until `stop` is set); the consumer leaves its group at
+        the end. Until caught up, raises HarvestError when no partition is assigned within
+        join_timeout_seconds; with `stop` it waits for partitions as long as it runs."""
         kafka = client()
         consumer = self._consumer = kafka.Consumer({**self._config, "error_cb": self._error})
+        pool = self._pool = ThreadPoolExecutor(1, thread_name_prefix="lineagegraph-kafka-sink")
         try:
             consumer.subscribe(
                 self.settings.subscription(),
@@ -300,7 +308,7 @@ class EventConsumer:
             self._loop(consumer, until_caught_up, stop or threading.Event())
             self.counts.lag = self.lag()
         finally:
-            self._pool.shutdown(wait=True)
+            pool.shutdown(wait=True)
             consumer.close()
             self._consumer = None
 
@@ -318,7 +326,7 @@ class EventConsumer:
                 idle_since = time.monotonic()
                 continue
             if not self._assigned:
-                if time.monotonic() > joined_by:
+                if until_caught_up and time.monotonic() > joined_by:
                     why = f"; last error: {self._errors[-1]}" if self._errors else ""
                     raise HarvestError(
                         f"Kafka group {self.settings.group_id!r} got no partition of "
@@ -380,6 +388,7 @@ class EventConsumer:
                 continue
             events.append((located, message))
         batch = self._batch = _Batch(offsets, sizes)
+        assert self._pool is not None  # made by run()
         batch.future = self._pool.submit(self._store, events, bad)
         self.counts.consumed += len(messages)
         paused = list(consumer.assignment())
@@ -585,6 +594,7 @@ def harvest_kafka(
 ) -> tuple[HarvestRun, KafkaReport]:
     """Consume [kafka] topics until caught up, into the graph; one :HarvestRun. `data_dir`:
     where the default dead-letter file goes. `extra_config`: more librdkafka properties."""
+    check_config(settings)
     client()
     report = OpenLineageReport()
     mapper = EventMapper(rules, report.problems, limits)
