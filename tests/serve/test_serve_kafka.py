@@ -9,6 +9,7 @@ import json
 import os
 import re
 import signal
+import socket
 import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -246,3 +247,31 @@ def test_a_full_disk_commits_nothing_and_the_consumer_catches_up_once_freed(
             server.kill(signal.SIGTERM)
         with contextlib.suppress(OSError, ValueError):  # never leave a server on the tmpfs
             os.kill(int((small_disk / "store" / "server.pid").read_text()), signal.SIGKILL)
+
+
+def test_brokers_that_never_answer_make_healthz_degraded_and_say_why(tmp_path: Path) -> None:
+    with socket.socket() as s:  # a loopback port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = Server(
+        tmp_path / "store",
+        extra_env={
+            **serve_env(f"127.0.0.1:{port}", "openlineage", "nobody"),
+            "LINEAGEGRAPH_KAFKA__JOIN_TIMEOUT_SECONDS": "1",
+        },
+    )
+    with server.running():
+        body = wait_for(lambda: (b := server.get("/healthz").json())["status"] != "ok" and b, 30)
+        assert body, server.get("/healthz").text
+        kafka = body["kafka"]
+        assert (body["status"], kafka["status"], kafka["partitions"]) == ("degraded", "degraded", 0)
+        assert kafka["error"].startswith(f"no partition of openlineage from 127.0.0.1:{port}")
+        text = server.get("/metrics").text
+        assert metric(text, "lineagegraph_kafka_consumer_up") == {"": 0.0}
+        event = {
+            "eventType": "COMPLETE", "eventTime": "2026-12-02T09:00:00Z", "producer": "tests",
+            "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": "airflow", "name": "j"},
+            "inputs": [], "outputs": [],
+        }  # fmt: skip
+        assert server.post(json.dumps(event)).status_code == 201  # the endpoint goes on
+    assert SECRET not in server.log()

@@ -211,7 +211,7 @@ async def healthz(request: Request) -> Response:
     ingest_error = ingester.last_error
     feed = service.kafka
     body: dict[str, Any] = {
-        "status": "degraded" if ingest_error or (feed and feed.error) else "ok",
+        "status": "degraded" if ingest_error or (feed and feed.problem) else "ok",
         "version": __version__,
         "events_accepted": service.accepted,
         "events_rejected": service.rejected,
@@ -249,7 +249,7 @@ def kafka_health(feed: KafkaFeed) -> dict[str, Any]:
         "messages_committed": counts.committed,
         "dead_letter": feed.letters.where,
         "failures": feed.failures,
-        "error": feed.error,
+        "error": feed.problem,
     }
 
 

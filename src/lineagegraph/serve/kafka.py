@@ -8,9 +8,10 @@ the loop commit their offsets. So a `kill -9` at any moment loses nothing (uncom
 messages are read again) and the spool's ingestion is idempotent, as for the endpoint. A
 message that is no event goes to [kafka]'s dead letter, as in `harvest kafka`.
 
-When the loop fails (brokers unreachable, no partition within join_timeout_seconds, a full
-disk), the consumer leaves its group and a new one starts after a backoff (0.5 s doubling to
-30 s); nothing it read uncommitted is lost. Per-partition lag comes from librdkafka's own
+When the loop fails (a full disk, a fatal client error), the consumer leaves its group and a
+new one starts after a backoff (0.5 s doubling to 30 s); nothing it read uncommitted is lost.
+A consumer that gets no partition (brokers unreachable, no such topic) keeps waiting for one;
+after join_timeout_seconds /healthz says so. Per-partition lag comes from librdkafka's own
 statistics (served on the consumer's thread), never from a call across threads.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +76,7 @@ class KafkaFeed:
         self.group_state = "starting"  # librdkafka's join state: "steady" once assigned
         self.assigned = 0  # partitions this member holds
         self.lag: list[PartitionLag] = []  # of those partitions, at the last statistics
+        self._waiting_since: float | None = None  # since when no partition is held
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lineagegraph-kafka", daemon=True)
 
@@ -89,11 +92,28 @@ class KafkaFeed:
 
     @property
     def status(self) -> str:
-        """ok (holding partitions), joining (waiting for its group), or degraded (failed:
-        `error` says why; it is started again)."""
-        if self.error is not None:
+        """ok (holding partitions), joining (waiting for its group), or degraded: the last
+        consumer failed (it is started again), or no partition came for join_timeout_seconds
+        (brokers unreachable, no such topic); `problem` says why."""
+        if self.problem is not None:
             return "degraded"
         return "ok" if self.assigned else "joining"
+
+    @property
+    def problem(self) -> str | None:
+        """Why the consumer is not consuming, when that is not just a join under way."""
+        if self.error is not None:
+            return self.error
+        waiting = self._waiting_since
+        if self.assigned or waiting is None:
+            return None
+        waited = time.monotonic() - waiting
+        if waited < self.settings.join_timeout_seconds:
+            return None
+        return (
+            f"no partition of {self.subscription} from {self.settings.bootstrap_servers} for "
+            f"{waited:.0f} s (group {self.settings.group_id!r}, state {self.group_state})"
+        )
 
     def start(self) -> None:
         self._thread.start()
@@ -116,6 +136,7 @@ class KafkaFeed:
                 },
             )
             self._consumer = consumer
+            self._waiting_since = time.monotonic()
             try:
                 consumer.run(until_caught_up=False, stop=self._stop)
             except Exception as exc:
@@ -170,6 +191,10 @@ class KafkaFeed:
         self.assigned = int(group.get("assignment_size", 0))
         if self.assigned and self.group_state == "steady":
             self.error = None
+        if self.assigned:
+            self._waiting_since = None
+        elif self._waiting_since is None:
+            self._waiting_since = time.monotonic()
         lag = []
         for topic, values in sorted((stats.get("topics") or {}).items()):
             for number, p in sorted(values.get("partitions", {}).items(), key=_partition):
