@@ -195,16 +195,28 @@ def test_a_serve_killed_and_started_again_reads_on_and_counts_each_run_once(
         assert wait_for(lambda: committed(kafka_bootstrap, topic, group, 1) == 15, 30)
 
 
-def test_kafka_brokers_without_topics_is_a_clear_error_at_start(tmp_path: Path) -> None:
-    server = Server(
-        tmp_path / "store",
-        extra_env={
-            "LINEAGEGRAPH_KAFKA__BOOTSTRAP_SERVERS": "127.0.0.1:9",
-            "LINEAGEGRAPH_KAFKA__TOPICS": "[]",
-        },
-    )
-    with pytest.raises(RuntimeError, match="bootstrap_servers is set but no topics"):
+@pytest.mark.parametrize(
+    ("kafka", "says"),
+    [
+        ({"TOPICS": "[]"}, r"error: \[kafka\] bootstrap_servers is set but no topics"),
+        (
+            {"TOPICS": '["t"]', "CLIENT_SECRETS": json.dumps({"sasl.passwrod": SECRET})},
+            r"error: \[kafka\] client_config: librdkafka refuses it "
+            r'\(No such configuration property: "sasl.passwrod"\)',
+        ),
+    ],
+    ids=["no topics", "a property librdkafka does not know"],
+)
+def test_kafka_settings_serve_cannot_use_stop_it_at_start_saying_why(
+    tmp_path: Path, kafka: dict[str, str], says: str
+) -> None:
+    env = {"LINEAGEGRAPH_KAFKA__BOOTSTRAP_SERVERS": "127.0.0.1:9"}
+    env.update({f"LINEAGEGRAPH_KAFKA__{k}": v for k, v in kafka.items()})
+    server = Server(tmp_path / "store", extra_env=env)
+    with pytest.raises(RuntimeError, match="serve exited 2") as raised:
         server.start()
+    assert re.search(says, str(raised.value)), raised.value
+    assert SECRET not in server.log()
 
 
 def test_a_full_disk_commits_nothing_and_the_consumer_catches_up_once_freed(

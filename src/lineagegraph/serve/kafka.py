@@ -24,11 +24,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from lineagegraph.errors import ConfigError
 from lineagegraph.harvest.kafka import (
     ConsumerCounts,
     EventConsumer,
     PartitionLag,
     client,
+    consumer_config,
     dead_letter,
 )
 from lineagegraph.harvest.openlineage import EventError, Located
@@ -59,13 +61,13 @@ class KafkaFeed:
     """The consumer thread: start() once the spool and ingester run, stop() before them."""
 
     def __init__(self, settings: Settings, spool: Spool, ingester: Ingester) -> None:
-        client()  # a ConfigError now, at start-up, when confluent-kafka is missing
+        self._secrets = secret_values(settings)
+        self._check_client(settings)
         self.settings = settings.kafka
         self.spool = spool
         self.ingester = ingester
         self.letters = dead_letter(settings.kafka, settings.graph.data_dir.expanduser())
         self.subscription = ", ".join(settings.kafka.subscription())
-        self._secrets = secret_values(settings)
         self._checker = EventChecker(settings.identity.rules(), settings.openlineage)
         self._done = FeedCounts()  # of consumers that ended
         self._consumer: EventConsumer | None = None
@@ -79,6 +81,16 @@ class KafkaFeed:
         self._waiting_since: float | None = None  # since when no partition is held
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lineagegraph-kafka", daemon=True)
+
+    def _check_client(self, settings: Settings) -> None:
+        """A ConfigError at start-up, not a consumer failing for ever: confluent-kafka missing,
+        or a librdkafka property it does not take (a client is made and closed at once)."""
+        kafka = client()
+        try:
+            kafka.Consumer(consumer_config(settings.kafka)).close()
+        except kafka.KafkaException as exc:
+            reason = redact(str(exc.args[0].str() if exc.args else exc), self._secrets)
+            raise ConfigError(f"[kafka] client_config: librdkafka refuses it ({reason})") from None
 
     @property
     def counts(self) -> FeedCounts:
