@@ -115,7 +115,8 @@ def test_serve_consumes_a_runs_events_from_kafka_and_shows_the_consumer(
         def marquez() -> dict[str, Any] | None:
             answer = server.get("/api/v1/lineage", nodeId=node, depth=5)
             nodes = {n["id"]: n for n in answer.json().get("graph", [])}
-            return nodes if f"job:airflow:{job}" in nodes else None
+            written = nodes.get(f"job:airflow:{job}", {}).get("outEdges")  # the last to land
+            return nodes if written else None
 
         nodes = wait_for(marquez, 90)
         assert nodes, f"the run never reached the graph: {server.log()[-3000:]}"
@@ -179,12 +180,15 @@ def test_a_serve_killed_and_started_again_reads_on_and_counts_each_run_once(
     for n in range(3, 5):
         emit_run(kafka_bootstrap, topic, f"job{n}", f"in{n}", f"out{n}")
     with server.running():
+        assert wait_for(lambda: committed(kafka_bootstrap, topic, group, 1) == 15, 90)
 
         def all_runs() -> list[int] | None:
+            if server.get("/healthz").json()["events_waiting"]:
+                return None
             found = []
             for n in range(5):
                 answer = server.get(f"/api/v1/namespaces/airflow/jobs/job{n}")
-                if answer.status_code != 200:
+                if answer.status_code != 200 or not answer.json()["runs"]:
                     return None
                 found.append(answer.json()["runs"])
             return found
@@ -192,7 +196,6 @@ def test_a_serve_killed_and_started_again_reads_on_and_counts_each_run_once(
         runs = wait_for(all_runs, 90)
         assert runs, server.log()[-3000:]
         assert runs == [1] * 5
-        assert wait_for(lambda: committed(kafka_bootstrap, topic, group, 1) == 15, 30)
 
 
 @pytest.mark.parametrize(

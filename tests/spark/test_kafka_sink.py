@@ -291,7 +291,7 @@ def test_a_spark_jobs_events_reach_serve_through_its_kafka_consumer(
     """The whole way: the listener (emit=kafka) -> the topic -> serve's consumer -> the graph,
     read back as a Marquez client reads it."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
-    from serve_fixtures import Server
+    from serve_fixtures import Server, wait_for
     from test_http_sink import lineage_of
 
     topic = create_topic(kafka_bootstrap, f"chain-{uuid.uuid4().hex[:8]}")
@@ -323,7 +323,13 @@ def test_a_spark_jobs_events_reach_serve_through_its_kafka_consumer(
             handle.stop()
         assert handle.counts.get("events_sent") == 2
         source, job = f"dataset:file:{tmp_path}/people", f"job:spark:{APP}.file://{tmp_path}/copy"
-        nodes = lineage_of(server, source, job, timeout=90)
+
+        def written() -> dict[str, Any] | None:  # the job shows before its output edge lands
+            nodes = lineage_of(server, source, job, timeout=90)
+            return nodes if nodes[job]["outEdges"] else None
+
+        nodes = wait_for(written, 30)
+        assert nodes, f"{job} has no output in serve's graph"
         assert [e["destination"] for e in nodes[job]["outEdges"]] == [
             f"dataset:file:{tmp_path}/copy"
         ]
