@@ -12,7 +12,8 @@ Then, in this order:
    fresh graph, in this process; the ratio compares the two (the goal: at least 1.0);
 3. `lineagegraph harvest kafka` as a process of its own, with a new group, over the whole
    backlog: the wall time from start to exit (the goal: 100,000 events in under 30 s) and its
-   peak RSS (the goal: bounded, whatever the backlog: compare --events runs).
+   peak RSS (the goal: bounded, whatever the backlog: compare --events runs), then
+   `lineagegraph harvest openlineage` of the file the same way, for comparison.
 
 Both graphs must hold the same nodes and relationships. (Their `runs` counters may differ on
 FLOWS_TO edges that jobs in different partitions share: Kafka orders events within a partition,
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -151,18 +151,38 @@ def run(bootstrap: str, n: int, root: Path) -> None:
            "LINEAGEGRAPH_KAFKA__GROUP_ID": "catch-up",
            "LINEAGEGRAPH_KAFKA__CLIENT_CONFIG": json.dumps(FAST_GROUP),
            "LINEAGEGRAPH_KAFKA__IDLE_SECONDS": "0.5"}  # fmt: skip
-    command = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(root / "cli"),
-               "harvest", "kafka"]  # fmt: skip
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
-    catch_up = time.perf_counter() - start
-    assert done.returncode == 0, done.stderr[-3000:]
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    seconds, peak = cli_run(["harvest", "kafka"], root / "cli", env)
     print(
-        f"backlog catch-up, `lineagegraph harvest kafka` from start to exit: {catch_up:.1f} s "
-        f"for {n:,} events ({n / catch_up:,.0f} events/s); peak RSS {peak:.0f} MB; "
+        f"backlog catch-up, `lineagegraph harvest kafka` from start to exit: {seconds:.1f} s "
+        f"for {n:,} events ({n / seconds:,.0f} events/s); peak RSS {peak:.0f} MB; "
         f"load {os.getloadavg()[0]:.1f}"
     )
+    seconds, file_peak = cli_run(["harvest", "openlineage", str(path)], root / "cli-file", env)
+    print(
+        f"the same as `lineagegraph harvest openlineage FILE`: {seconds:.1f} s; peak RSS "
+        f"{file_peak:.0f} MB (kafka {peak / file_peak:.2f}x)"
+    )
+
+
+# Runs the CLI in a process of its own and prints that process's peak RSS (KiB) last on stderr.
+MEASURED_CLI = (
+    "import atexit, resource, runpy, sys; "
+    "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+    "file=sys.stderr)); "
+    "sys.argv = ['lineagegraph', *sys.argv[1:]]; "
+    "runpy.run_module('lineagegraph.cli', run_name='__main__')"
+)
+
+
+def cli_run(args: list[str], data_dir: Path, env: dict[str, str]) -> tuple[float, float]:
+    """`lineagegraph --data-dir DATA_DIR ARGS` in a process of its own: seconds from start to
+    exit, and its peak RSS in MB."""
+    command = [sys.executable, "-c", MEASURED_CLI, "--data-dir", str(data_dir), *args]
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+    seconds = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr[-3000:]
+    return seconds, int(done.stderr.split()[-1]) / 1024
 
 
 if __name__ == "__main__":
