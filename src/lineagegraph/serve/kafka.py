@@ -21,6 +21,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -170,7 +171,7 @@ class KafkaFeed:
             self._stop.wait(delay)
             delay = min(delay * 2, RESTART_MAX_SECONDS)
 
-    def _sink(self, events: list[Located]) -> list[tuple[Located, str]]:
+    def _sink(self, events: Iterable[Located]) -> list[tuple[Located, str]]:
         """The batch's events into the spool, on disk when this returns; those the endpoint's
         checker refuses are handed back for the dead letter. A spool that cannot be written
         raises: nothing of the batch is committed, and the next consumer reads it again."""
