@@ -12,7 +12,8 @@ Then, in this order:
    fresh graph, in this process; the ratio compares the two (the goal: at least 1.0);
 3. `lineagegraph harvest kafka` as a process of its own, with a new group, over the whole
    backlog: the wall time from start to exit (the goal: 100,000 events in under 30 s) and its
-   peak RSS (the goal: bounded, whatever the backlog: compare --events runs).
+   peak RSS (the goal: bounded, whatever the backlog: compare --events runs), then
+   `lineagegraph harvest openlineage` of the file the same way, for comparison.
 
 Both graphs must hold the same nodes and relationships. (Their `runs` counters may differ on
 FLOWS_TO edges that jobs in different partitions share: Kafka orders events within a partition,
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from bench_openlineage import events  # noqa: E402
+from bench_openlineage import Meter, events  # noqa: E402
 from confluent_kafka import Producer  # noqa: E402
 from services.tansu import FAST_GROUP, create_topic, tansu, tansu_binary  # noqa: E402
 from small import parse_args  # noqa: E402
@@ -67,12 +67,20 @@ def produce(bootstrap: str, topic: str, lines: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def timed_into_fresh_graph(root: Path, name: str, write: Callable[[GraphStore], object]) -> float:
-    """Seconds `write(store)` takes on a fresh embedded graph."""
-    with open_store(GraphSettings(data_dir=root / name)) as store:
-        start = time.perf_counter()
+def metered(root: Path, name: str, write: Callable[[GraphStore], object]) -> Meter:
+    """`write(store)` on a fresh embedded graph: wall and CPU seconds (this process, librdkafka's
+    threads included, and the embedded server; not the broker's)."""
+    with open_store(GraphSettings(data_dir=root / name)) as store, Meter(store, root / name) as m:
         write(store)
-        return time.perf_counter() - start
+    return m
+
+
+def line(label: str, n: int, m: Meter) -> str:
+    return (
+        f"{label}: {n / m.wall:,.0f} events/s ({m.wall:.2f} s wall; CPU {m.cpu:.2f} s here + "
+        f"{m.server_cpu:.2f} s server = {n / (m.cpu + m.server_cpu):,.0f} events per CPU "
+        f"second); load {m.load:.1f} -> {m.load_after:.1f}"
+    )
 
 
 def identities(store_dir: Path) -> tuple[set[str], set[tuple[str, str, str]]]:
@@ -119,22 +127,22 @@ def run(bootstrap: str, n: int, root: Path) -> None:
     def from_kafka(store: GraphStore) -> None:
         reports.append(harvest_kafka(store, settings("in-process"), root))
 
-    kafka_s = timed_into_fresh_graph(root, "kafka", from_kafka)
+    kafka = metered(root, "kafka", from_kafka)
     [(kafka_run, kafka_report)] = reports
     assert kafka_report.consumer.committed == n and not kafka_report.events.problems
-    file_s = timed_into_fresh_graph(root, "file", lambda store: harvest_openlineage(store, path))
+    file = metered(root, "file", lambda store: harvest_openlineage(store, path))
     nodes, edges = identities(root / "kafka")
     same = (nodes, edges) == identities(root / "file")
-    rate, base = n / kafka_s, n / file_s
     print(
-        f"harvest kafka (in process, join included): {rate:,.0f} events/s ({kafka_s:.2f} s); "
-        f"run {kafka_run.status}, lag {kafka_report.consumer.total_lag}"
+        line("harvest kafka (in process, join included)", n, kafka)
+        + f"; run {kafka_run.status}, lag {kafka_report.consumer.total_lag}"
     )
-    print(f"harvest openlineage of the same events from a file: {base:,.0f} events/s "
-          f"({file_s:.2f} s)")  # fmt: skip
+    print(line("harvest openlineage of the same events from a file", n, file))
     print(f"graphs: {len(nodes):,} nodes, {len(edges):,} relationships; same nodes and "
           f"relationships: {same}")  # fmt: skip
-    print(f"ratio: kafka {rate / base:.2f}x the file's events/s")
+    by_cpu = (file.cpu + file.server_cpu) / (kafka.cpu + kafka.server_cpu)
+    print(f"ratio: kafka {file.wall / kafka.wall:.2f}x the file's events/s (wall), "
+          f"{by_cpu:.2f}x by CPU")  # fmt: skip
     assert same, "the Kafka harvest and the file harvest made different graphs"
 
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"),
@@ -143,18 +151,38 @@ def run(bootstrap: str, n: int, root: Path) -> None:
            "LINEAGEGRAPH_KAFKA__GROUP_ID": "catch-up",
            "LINEAGEGRAPH_KAFKA__CLIENT_CONFIG": json.dumps(FAST_GROUP),
            "LINEAGEGRAPH_KAFKA__IDLE_SECONDS": "0.5"}  # fmt: skip
-    command = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(root / "cli"),
-               "harvest", "kafka"]  # fmt: skip
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
-    catch_up = time.perf_counter() - start
-    assert done.returncode == 0, done.stderr[-3000:]
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    seconds, peak = cli_run(["harvest", "kafka"], root / "cli", env)
     print(
-        f"backlog catch-up, `lineagegraph harvest kafka` from start to exit: {catch_up:.1f} s "
-        f"for {n:,} events ({n / catch_up:,.0f} events/s); peak RSS {peak:.0f} MB; "
+        f"backlog catch-up, `lineagegraph harvest kafka` from start to exit: {seconds:.1f} s "
+        f"for {n:,} events ({n / seconds:,.0f} events/s); peak RSS {peak:.0f} MB; "
         f"load {os.getloadavg()[0]:.1f}"
     )
+    seconds, file_peak = cli_run(["harvest", "openlineage", str(path)], root / "cli-file", env)
+    print(
+        f"the same as `lineagegraph harvest openlineage FILE`: {seconds:.1f} s; peak RSS "
+        f"{file_peak:.0f} MB (kafka {peak / file_peak:.2f}x)"
+    )
+
+
+# Runs the CLI in a process of its own and prints that process's peak RSS (KiB) last on stderr.
+MEASURED_CLI = (
+    "import atexit, resource, runpy, sys; "
+    "atexit.register(lambda: print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+    "file=sys.stderr)); "
+    "sys.argv = ['lineagegraph', *sys.argv[1:]]; "
+    "runpy.run_module('lineagegraph.cli', run_name='__main__')"
+)
+
+
+def cli_run(args: list[str], data_dir: Path, env: dict[str, str]) -> tuple[float, float]:
+    """`lineagegraph --data-dir DATA_DIR ARGS` in a process of its own: seconds from start to
+    exit, and its peak RSS in MB."""
+    command = [sys.executable, "-c", MEASURED_CLI, "--data-dir", str(data_dir), *args]
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
+    seconds = time.perf_counter() - start
+    assert done.returncode == 0, done.stderr[-3000:]
+    return seconds, int(done.stderr.split()[-1]) / 1024
 
 
 if __name__ == "__main__":

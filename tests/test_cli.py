@@ -220,11 +220,15 @@ def test_a_graph_uri_repr_masks_its_query() -> None:
 
 
 def test_secret_values_are_masked_wherever_they_leak() -> None:
-    settings = load_settings(graph={"password": SECRET}, snowflake={"password": "pw2"})
-    message = f"login failed for {SECRET} via neo4j://u:p@h and pw2"
+    settings = load_settings(
+        graph={"password": SECRET},
+        snowflake={"password": "pw2"},
+        spark={"kafka_properties": {"sasl.password": "pw3"}},  # a dict of secrets too
+    )
+    message = f"login failed for {SECRET} via neo4j://u:p@h and pw2, pw3"
     assert (
         redact(message, secret_values(settings))
-        == "login failed for *** via neo4j://u:***@h and ***"
+        == "login failed for *** via neo4j://u:***@h and ***, ***"
     )
 
 

@@ -32,8 +32,10 @@ def serve_command(app: App, host: str | None, port: int | None, token: str | Non
     /api/v1/cost, JSON or CSV), Prometheus /metrics, /healthz and /openapi.json (every
     route). Open http://HOST:PORT/ in a browser for the lineage explorer (search, click to
     expand, a column view whose columns light up their lineage when clicked, paths, asset
-    pages; with a token, type it into the page). Stop with Ctrl-C or
-    SIGTERM: events already accepted are ingested first.
+    pages; with a token, type it into the page). With [kafka] bootstrap_servers and topics
+    set, it also consumes those topics for good (offsets committed once the events are on
+    disk; the consumer in /healthz and /metrics). Stop with Ctrl-C or SIGTERM: events
+    already accepted are ingested first.
 
     While it runs, the embedded store stays loaded: other lineagegraph commands on the same
     data directory (upstream, path, status, ...) use its server and answer without loading the

@@ -3,12 +3,12 @@
 `EventConsumer` is the consumer loop, shared by `harvest kafka` (until caught up, then exit)
 and anything that runs it for good: it reads a batch, hands the events to a sink that returns
 once they are durably stored (the graph for `harvest kafka`), and only then commits their
-offsets. While the sink works the partitions are paused and the consumer keeps polling, so a
-slow store never costs it its group membership (librdkafka leaves the group when poll is not
-called for max.poll.interval.ms). When a rebalance takes partitions away mid-batch, the batch
-is finished and committed first. A replay after a crash writes what is there already:
-ingestion is idempotent (a job's runs count only runs newer than its last), so a message read
-twice changes nothing.
+offsets. While the sink works the consumer reads the next batch, then pauses the partitions
+and keeps polling, so memory stays at two batches and a slow store never costs it its group
+membership (librdkafka leaves the group when poll is not called for max.poll.interval.ms).
+When a rebalance takes partitions away mid-batch, the batch is finished and committed first.
+A replay after a crash writes what is there already: ingestion is idempotent (a job's runs
+count only runs newer than its last), so a message read twice changes nothing.
 
 A message that is no event (not UTF-8 or JSON, nested too deep, no OpenLineage event) goes to
 the dead letter (a topic, or a JSON-lines file), is counted and committed like the others: one
@@ -25,6 +25,7 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,9 +217,10 @@ def dead_letter(settings: KafkaSettings, data_dir: Path) -> DeadLetter:
 
 
 class Sink(Protocol):
-    """Stores events durably; returns those it refuses as no event, each with the reason."""
+    """Stores events durably; returns those it refuses as no event, each with the reason.
+    `events` is parsed as it is iterated (once): a batch is never held as parsed JSON."""
 
-    def __call__(self, events: list[Located]) -> list[tuple[Located, str]]: ...
+    def __call__(self, events: Iterable[Located]) -> list[tuple[Located, str]]: ...
 
 
 @dataclass
@@ -286,6 +288,7 @@ class EventConsumer:
         self._at_end: set[Partition] = set()
         self._assigned: set[Partition] = set()
         self._batch: _Batch | None = None
+        self._paused = False  # the partitions, while a batch is written and the next read
         self._errors: list[str] = []
         self._pool: ThreadPoolExecutor | None = None
 
@@ -316,11 +319,7 @@ class EventConsumer:
         joined_by = time.monotonic() + self.settings.join_timeout_seconds
         idle_since = time.monotonic()
         while not stop.is_set():
-            messages, self._pending = self._pending, []
-            room = self.settings.batch_events - len(messages)
-            if room > 0:
-                messages += consumer.consume(room, timeout=POLL_SECONDS)
-            messages = [m for m in messages if self._is_message(m)]
+            messages = self._gather(consumer)
             if messages:
                 self._handle(consumer, messages)
                 idle_since = time.monotonic()
@@ -342,6 +341,19 @@ class EventConsumer:
                 and time.monotonic() - idle_since >= self.settings.idle_seconds
             ):
                 return
+
+    def _gather(self, consumer: Consumer) -> list[Message]:
+        """The next batch: up to batch_events messages, read for at most batch_seconds, or
+        until a poll brings nothing (the partitions are at their end)."""
+        messages, self._pending = self._pending, []
+        until = time.monotonic() + self.settings.batch_seconds
+        while len(messages) < self.settings.batch_events:
+            room = self.settings.batch_events - len(messages)
+            got = [m for m in consumer.consume(room, timeout=POLL_SECONDS) if self._is_message(m)]
+            messages += got
+            if not got or time.monotonic() >= until:
+                break
+        return messages
 
     def _is_message(self, message: Message) -> bool:
         """A message to handle; partition ends and errors are noted instead."""
@@ -368,50 +380,47 @@ class EventConsumer:
     # -- one batch
 
     def _handle(self, consumer: Consumer, messages: list[Message]) -> None:
-        """Store a batch while the partitions are paused (polling all along), then commit."""
-        events: list[tuple[Located, Message]] = []
-        bad: list[BadMessage] = []
+        """Store a batch while the next one is read (then the partitions paused, polling all
+        along), then commit it."""
         offsets: dict[Partition, int] = {}
         sizes: dict[Partition, int] = {}
         for message in messages:
             part = (message.topic(), message.partition())
             offsets[part] = message.offset() + 1
             sizes[part] = sizes.get(part, 0) + 1
-            where = f"kafka {part[0]}[{part[1]}]@{message.offset()}"
-            value = message.value()
-            try:
-                if value is None:
-                    raise BadText("an empty message (no value)", 0)
-                located = Located(where, parse_json(value.decode("utf-8", "surrogateescape")))
-            except BadText as exc:
-                bad.append(_bad(message, str(exc)))
-                continue
-            events.append((located, message))
         batch = self._batch = _Batch(offsets, sizes)
         assert self._pool is not None  # made by run()
-        batch.future = self._pool.submit(self._store, events, bad)
+        batch.future = self._pool.submit(self._store, messages)
         self.counts.consumed += len(messages)
-        paused = list(consumer.assignment())
-        consumer.pause(paused)
         try:
+            # The next batch is read meanwhile; once it is whole the partitions are paused,
+            # and polling goes on (rebalances run in it: _on_revoke, _on_assign).
             while not batch.future.done():
-                message = consumer.poll(POLL_SECONDS)  # rebalances run here (_on_revoke)
-                if message is not None and self._is_message(message):
-                    self._pending.append(message)
+                if self._paused:
+                    message = consumer.poll(POLL_SECONDS)
+                    got = [message] if message is not None else []
+                else:
+                    room = self.settings.batch_events - len(self._pending)
+                    got = consumer.consume(room, timeout=POLL_SECONDS)
+                self._pending += [m for m in got if self._is_message(m)]
+                if not self._paused and len(self._pending) >= self.settings.batch_events:
+                    consumer.pause(consumer.assignment())
+                    self._paused = True
             batch.future.result()  # the sink's error, if any: nothing is committed
         finally:
             self._batch = None
         self._commit(consumer, batch, set(batch.offsets) - batch.committed)
-        owned = [tp for tp in consumer.assignment()]
-        if owned:
-            consumer.resume(owned)
+        if self._paused:
+            self._paused = False
+            consumer.resume(consumer.assignment())
 
-    def _store(self, events: list[tuple[Located, Message]], bad: list[BadMessage]) -> None:
+    def _store(self, messages: list[Message]) -> None:
         """In the sink's thread: the events into the sink, the bad ones into the dead letter."""
-        refused = self.sink([located for located, _ in events]) if events else []
+        bad: list[BadMessage] = []
+        refused = self.sink(_parsed(messages, bad))
         if refused:
-            message_of = {id(located): message for located, message in events}
-            bad += [_bad(message_of[id(located)], reason) for located, reason in refused]
+            message_of = {_where(m): m for m in messages}
+            bad += [_bad(message_of[located.where], reason) for located, reason in refused]
         self.letters.put(sorted(bad, key=lambda m: (m.topic, m.partition, m.offset)))
         self.counts.dead_lettered += len(bad)
 
@@ -434,14 +443,14 @@ class EventConsumer:
     # -- rebalances (called inside poll, on this thread)
 
     def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        """Partitions given: paused like the others while a batch is written, else read. (A
-        partition paused when it was revoked comes back paused: librdkafka keeps the flag.)"""
+        """Partitions given: paused like the others while they are, else read. (A partition
+        paused when it was revoked comes back paused: librdkafka keeps the flag.)"""
         self.counts.rebalances += 1
         self._assigned |= {(tp.topic, tp.partition) for tp in partitions}
-        if self._batch is None:
-            consumer.resume(partitions)
-        else:
+        if self._paused:
             consumer.pause(partitions)
+        else:
+            consumer.resume(partitions)
         log.info("kafka: assigned %s", ", ".join(f"{t.topic}[{t.partition}]" for t in partitions))
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
@@ -534,6 +543,22 @@ def _matches(pattern: str, name: str) -> bool:
     return re.fullmatch(pattern[1:], name) is not None
 
 
+def _where(message: Message) -> str:
+    return f"kafka {message.topic()}[{message.partition()}]@{message.offset()}"
+
+
+def _parsed(messages: list[Message], bad: list[BadMessage]) -> Iterator[Located]:
+    """Each message's event, parsed when asked for; those that are no JSON go to `bad`."""
+    for message in messages:
+        value = message.value()
+        try:
+            if value is None:
+                raise BadText("an empty message (no value)", 0)
+            yield Located(_where(message), parse_json(value.decode("utf-8", "surrogateescape")))
+        except BadText as exc:
+            bad.append(_bad(message, str(exc)))
+
+
 def _bad(message: Message, reason: str) -> BadMessage:
     return BadMessage(
         message.topic(), message.partition(), message.offset(), message.key(), message.value(),
@@ -549,8 +574,9 @@ class GraphSink:
 
     def __init__(self, writer: GraphWriter, mapper: EventMapper, report: OpenLineageReport) -> None:
         self.writer, self.mapper, self.report = writer, mapper, report
+        self.written: Callable[[], None] = lambda: None  # told after each batch is written
 
-    def __call__(self, events: list[Located]) -> list[tuple[Located, str]]:
+    def __call__(self, events: Iterable[Located]) -> list[tuple[Located, str]]:
         report = self.report
         window: list[tuple[str, Sighting]] = []
         refused: list[tuple[Located, str]] = []
@@ -564,6 +590,7 @@ class GraphSink:
                 window.append((located.where, sighting))
         _write_window(window, self.writer, report)
         self.writer.finish()  # every row written (or counted dropped) before the commit
+        self.written()
         return refused
 
 
@@ -600,9 +627,10 @@ def harvest_kafka(
     mapper = EventMapper(rules, report.problems, limits)
     letters = dead_letter(settings, data_dir)
     with harvest_run(store, SYSTEM, scope_of(settings), exclusive=exclusive) as (run, writer):
+        source = ", ".join(settings.subscription())
         sink = GraphSink(writer, mapper, report)
         if progress is not None:
-            sink = _ticking(sink, progress, settings)
+            sink.written = lambda: progress(Tick(source, report.events, "events"))
         consumer = EventConsumer(settings, sink, letters, extra_config=extra_config)
         try:
             consumer.run(until_caught_up=True)
@@ -611,18 +639,6 @@ def harvest_kafka(
         if report.problems:
             run.error = f"{len(report.problems)} problems; first: {report.problems[0]}"
     return run, KafkaReport(report, consumer.counts, letters.where)
-
-
-def _ticking(sink: Sink, progress: Progress, settings: KafkaSettings) -> Sink:
-    done = [0]
-
-    def ticked(events: list[Located]) -> list[tuple[Located, str]]:
-        refused = sink(events)
-        done[0] += len(events)
-        progress(Tick(", ".join(settings.subscription()), done[0], "events"))
-        return refused
-
-    return ticked
 
 
 def _count(

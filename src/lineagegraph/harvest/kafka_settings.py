@@ -68,11 +68,17 @@ class KafkaSettings(Section):
         "in the graph's data_dir.",
     )
     batch_events: int = Field(
-        10_000,
+        20_000,
         ge=1,
         le=1_000_000,
         description="The most messages written to the graph at once; their offsets are "
         "committed when they are in it. More is faster and holds more in memory.",
+    )
+    batch_seconds: float = Field(
+        2.0,
+        gt=0,
+        description="The longest a batch is read before it is written (when fewer than "
+        "batch_events messages come): how long an event may wait for the graph.",
     )
     idle_seconds: float = Field(
         1.0,

@@ -37,6 +37,7 @@ from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
 if TYPE_CHECKING:
+    from lineagegraph.serve.kafka import KafkaFeed
     from lineagegraph.serve.server import Stores
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,8 @@ INLINE_BYTES = 64 * 2**10
 
 
 class Service:
-    """What the routes share: settings, the spool, the ingester and a store for reads."""
+    """What the routes share: settings, the spool, the ingester, a store for reads, and the
+    Kafka consumer when there is one."""
 
     def __init__(
         self,
@@ -58,6 +60,7 @@ class Service:
         spool: Spool,
         ingester: Ingester,
         commit: GroupCommit,
+        kafka: KafkaFeed | None = None,
     ) -> None:
         self.settings = settings
         self.rules = settings.identity.rules()
@@ -65,6 +68,7 @@ class Service:
         self.spool = spool
         self.ingester = ingester
         self.commit = commit
+        self.kafka = kafka
         # Used on the event loop only (not thread-safe).
         self.checker = EventChecker(self.rules, settings.openlineage)
         self.metrics_facts = FactsCache(settings.serve.metrics_ttl_seconds)
@@ -207,8 +211,9 @@ async def healthz(request: Request) -> Response:
     service: Service = request.app.state.service
     ingester = service.ingester
     ingest_error = ingester.last_error
-    body = {
-        "status": "degraded" if ingest_error else "ok",
+    feed = service.kafka
+    body: dict[str, Any] = {
+        "status": "degraded" if ingest_error or (feed and feed.problem) else "ok",
         "version": __version__,
         "events_accepted": service.accepted,
         "events_rejected": service.rejected,
@@ -225,7 +230,29 @@ async def healthz(request: Request) -> Response:
         if ingester.last_dead_letter
         else None,
     }
+    if feed is not None:
+        body["kafka"] = kafka_health(feed)
     return JSONResponse(body)
+
+
+def kafka_health(feed: KafkaFeed) -> dict[str, Any]:
+    """The consumer in /healthz: its group, whether it holds partitions, what it did."""
+    counts = feed.counts
+    return {
+        "status": feed.status,
+        "group": feed.settings.group_id,
+        "topics": feed.subscription,
+        "group_state": feed.group_state,
+        "partitions": feed.assigned,
+        "lag": sum(p.lag for p in feed.lag),
+        "events_accepted": feed.accepted,
+        "messages_consumed": counts.consumed,
+        "messages_dead_lettered": counts.dead_lettered,
+        "messages_committed": counts.committed,
+        "dead_letter": feed.letters.where,
+        "failures": feed.failures,
+        "error": feed.problem,
+    }
 
 
 async def openapi(request: Request) -> Response:

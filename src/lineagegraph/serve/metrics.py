@@ -5,8 +5,9 @@ freshness and stale flag, data quality) are read by the library's
 `lineagegraph.questions.status.graph_status`, the same numbers as `lineagegraph status`; that
 scans the whole graph (seconds at a million assets), so one scan serves every scrape for
 `[serve] metrics_ttl_seconds`. The service's own counts (events accepted, rejected, waiting and
-ingested, graph scans) and a request-latency histogram are live, in a registry of this app,
-never prometheus-client's process-wide one.
+ingested, graph scans; with [kafka], the consumer's messages and its lag per partition) and a
+request-latency histogram are live, in a registry of this app, never prometheus-client's
+process-wide one.
 """
 
 from __future__ import annotations
@@ -36,8 +37,12 @@ from lineagegraph.serve.guard import error
 
 if TYPE_CHECKING:
     from lineagegraph.serve.app import Service
+    from lineagegraph.serve.kafka import KafkaFeed
 
 DEFAULT_MAX_AGE_HOURS = 26.0  # `lineagegraph status --max-age-hours`'s default
+# Partitions whose lag is a series of its own, the most behind first: a topic pattern may match
+# many topics, and each series costs Prometheus memory. The sum covers every partition.
+MAX_LAG_SERIES = 200
 # Seconds; from a warm lineage answer (a few ms) to a cold report over a large lake.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
@@ -96,6 +101,50 @@ class ServiceCounts(Collector):
             "Scans of the graph for /metrics since start (one per metrics_ttl_seconds at most)",
             value=s.metrics_facts.scans,
         )
+        if s.kafka is not None:
+            yield from kafka_metrics(s.kafka)
+
+
+def kafka_metrics(feed: KafkaFeed) -> Iterator[Metric]:
+    """The Kafka consumer's counts, and its lag per partition it holds."""
+    counts = feed.counts
+    for name, value, what in (
+        ("consumed", counts.consumed, "read"),
+        ("dead_lettered", counts.dead_lettered, "that were no event, sent to the dead letter"),
+        ("committed", counts.committed, "whose offsets are committed (spooled or dead-lettered)"),
+    ):
+        yield CounterMetricFamily(
+            f"lineagegraph_kafka_messages_{name}", f"Kafka messages {what} since start", value
+        )
+    yield CounterMetricFamily(
+        "lineagegraph_kafka_consumer_failures",
+        "Times the Kafka consumer failed and was started again, since start",
+        value=feed.failures,
+    )
+    yield GaugeMetricFamily(
+        "lineagegraph_kafka_consumer_up",
+        "1 while the Kafka consumer holds partitions and has not failed since",
+        value=1 if feed.status == "ok" else 0,
+    )
+    yield GaugeMetricFamily(
+        "lineagegraph_kafka_partitions_assigned",
+        "Kafka partitions this consumer holds",
+        value=feed.assigned,
+    )
+    lag = feed.lag
+    yield GaugeMetricFamily(
+        "lineagegraph_kafka_consumer_lag_sum",
+        "Messages behind the committed offsets, over every partition held",
+        value=sum(p.lag for p in lag),
+    )
+    per = _gauge(
+        "kafka_consumer_lag",
+        f"Messages behind the committed offset, per partition (the {MAX_LAG_SERIES} most behind)",
+        ["topic", "partition"],
+    )
+    for p in sorted(lag, key=lambda p: (-p.lag, p.topic, p.partition))[:MAX_LAG_SERIES]:
+        per.add_metric([p.topic, str(p.partition)], p.lag)
+    yield per
 
 
 def _alert_metrics(s: Service) -> Iterator[Metric]:

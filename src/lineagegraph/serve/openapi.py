@@ -254,14 +254,16 @@ OPENAPI: dict[str, Any] = {
         ),
         "/healthz": {
             "get": {
-                "summary": "Liveness, events accepted and waiting, the last ingest error",
+                "summary": "Liveness, events accepted and waiting, the last ingest error; with "
+                "[kafka], the consumer's state, lag and messages",
                 "responses": {"200": {"description": "{status: ok | degraded, ...}"}},
             }
         },
         "/metrics": {
             "get": {
                 "summary": "Prometheus text: assets, lineage coverage, source freshness and "
-                "stale flags, events, request latency (needs the token when one is set)",
+                "stale flags, events, the Kafka consumer's lag, request latency (needs the "
+                "token when one is set)",
                 "parameters": [
                     _query(
                         "max_age_hours",

@@ -1,4 +1,5 @@
-"""Starts and stops the service: the store, the spool, the ingester and the HTTP server."""
+"""Starts and stops the service: the store, the spool, the ingester, the Kafka consumer (with
+[kafka] settings) and the HTTP server."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import uvicorn
 
@@ -18,6 +20,9 @@ from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.serve.app import Service, create_app
 from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings
+
+if TYPE_CHECKING:
+    from lineagegraph.serve.kafka import KafkaFeed
 
 log = logging.getLogger(__name__)
 SPOOL_DIR = "serve-spool"
@@ -102,17 +107,37 @@ def running_service(settings: Settings) -> Iterator[Service]:
         )
         ingester.start()
         commit = GroupCommit(spool)
-        service = Service(settings, stores, spool, ingester, commit)
+        feed = kafka_feed(settings, spool, ingester)
+        service = Service(settings, stores, spool, ingester, commit, feed)
         service.alerts.start()
         try:
+            if feed is not None:
+                feed.start()
             yield service
         finally:
             service.alerts.stop()
+            if feed is not None:  # its last batch spooled and committed, before the spool shuts
+                feed.stop()
             commit.stop()
             ingester.stop()
             spool.close()
     finally:
         stores.close()
+
+
+def kafka_feed(settings: Settings, spool: Spool, ingester: Ingester) -> KafkaFeed | None:
+    """The consumer of the [kafka] topics when [kafka] bootstrap_servers is set, else None."""
+    kafka = settings.kafka
+    if not kafka.bootstrap_servers:
+        return None
+    if not kafka.subscription():
+        raise ConfigError(
+            "[kafka] bootstrap_servers is set but no topics or topic_pattern: serve has nothing "
+            "to consume (set LINEAGEGRAPH_KAFKA__TOPICS, or unset bootstrap_servers)"
+        )
+    from lineagegraph.serve.kafka import KafkaFeed  # confluent-kafka only when configured
+
+    return KafkaFeed(settings, spool, ingester)
 
 
 def listen(host: str, port: int) -> socket.socket:

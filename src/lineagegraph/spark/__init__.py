@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from lineagegraph.settings import Settings
     from lineagegraph.spark.listener import Worker
 
-__all__ = ["SPARK_CONF", "SparkLineage", "install"]
+__all__ = ["SPARK_CONF", "SPARK_CONF_PREFIXES", "SparkLineage", "install"]
 
 log = logging.getLogger("lineagegraph.spark")
 # spark conf key -> (settings section, key)
@@ -41,8 +41,15 @@ SPARK_CONF = {
     "spark.lineagegraph.openlineageToken": ("spark", "openlineage_token"),
     "spark.lineagegraph.appName": ("spark", "app_name"),
     "spark.lineagegraph.queueSize": ("spark", "queue_size"),
+    "spark.lineagegraph.kafkaBootstrapServers": ("spark", "kafka_bootstrap_servers"),
+    "spark.lineagegraph.kafkaTopic": ("spark", "kafka_topic"),
     "spark.lineagegraph.graphUri": ("graph", "uri"),
     "spark.lineagegraph.dataDir": ("graph", "data_dir"),
+}
+# spark conf prefix -> (settings section, key): each key under it is one entry of that dict,
+# `spark.lineagegraph.kafkaProperties.sasl.username` -> [spark] kafka_properties["sasl.username"]
+SPARK_CONF_PREFIXES = {
+    "spark.lineagegraph.kafkaProperties.": ("spark", "kafka_properties"),
 }
 _ATTRIBUTE = "_lineagegraph"
 
@@ -148,9 +155,19 @@ def install(
         "lineage listener installed for %s (emit=%s%s)",
         app.name,
         settings.spark.emit,
-        f", to {redact(settings.spark.openlineage_url)}" if settings.spark.openlineage_url else "",
+        _destination(settings),
     )
     return handle
+
+
+def _destination(settings: Settings) -> str:
+    """Where events go, for the log (no secret: URLs redacted, Kafka properties left out)."""
+    spark = settings.spark
+    if spark.emit == "kafka":
+        return f", to Kafka topic {spark.kafka_topic!r} at {spark.kafka_bootstrap_servers}"
+    if spark.emit in ("openlineage", "both") and spark.openlineage_url:
+        return f", to {redact(spark.openlineage_url)}"
+    return ""
 
 
 def _settings_from(
@@ -165,6 +182,11 @@ def _settings_from(
         value = spark.conf.get(key, None)
         if value is not None:
             overrides.setdefault(section, {})[name] = value
+    conf = spark.conf.getAll  # a property since Spark 4.0
+    for prefix, (section, name) in SPARK_CONF_PREFIXES.items():
+        given = {k.removeprefix(prefix): v for k, v in conf.items() if k.startswith(prefix)}
+        if given:
+            overrides.setdefault(section, {})[name] = given
     explicit = {
         "emit": emit,
         "spool_dir": spool_dir,
@@ -187,9 +209,14 @@ def _check(settings: Settings) -> None:
     with_overrides(settings, "spark")  # its rules across fields: no empty openlineage_token
     if settings.spark.emit in ("graph", "both"):
         check_writable(settings.spark.spool_dir, "Spark lineage spool directory")
-    if settings.spark.emit in ("openlineage", "both"):
+    if settings.spark.emit == "kafka" and not settings.spark.kafka_bootstrap_servers:
+        raise ConfigError(
+            "[spark] emit is 'kafka' but kafka_bootstrap_servers is not set (Spark conf "
+            "spark.lineagegraph.kafkaBootstrapServers)"
+        )
+    if settings.spark.emit in ("openlineage", "both", "kafka"):  # kafka: what is not sent
         check_writable(settings.spark.openlineage_dir, "OpenLineage output directory")
-    elif settings.spark.openlineage_url:
+    if settings.spark.openlineage_url and settings.spark.emit not in ("openlineage", "both"):
         log.warning(
             "[spark] openlineage_url is set but emit is %r: no event is posted there "
             "(set emit to 'openlineage' or 'both')",

@@ -638,3 +638,30 @@ def failure_to_openlineage(
         "inputs": [],
         "outputs": [],
     }
+
+
+class RunEventSink:
+    """A sink that sends each action, and each failed action, as one OpenLineage RunEvent;
+    a subclass says where (`offer`): a file, an HTTP endpoint, a Kafka topic."""
+
+    def __init__(self, app: AppInfo, namespace: str) -> None:
+        self.app = app
+        self.namespace = namespace
+
+    def offer(self, event: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def action(self, action: SparkAction) -> None:
+        self.offer(to_openlineage(action, self.namespace))
+
+    def failure(self, captured: Captured) -> None:
+        self.offer(
+            failure_to_openlineage(
+                self.app,
+                captured.func,
+                captured.execution_id,
+                captured.start_ms,
+                captured.error or "",
+                self.namespace,
+            )
+        )

@@ -20,13 +20,11 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 from lineagegraph.settings import Settings, redact
-from lineagegraph.spark import plan
-from lineagegraph.spark.actions import AppInfo, SparkAction, failure_to_openlineage, to_openlineage
-from lineagegraph.spark.spool_files import REJECTED_SUFFIX, append_lines, spool_file_name
+from lineagegraph.spark.actions import AppInfo, RunEventSink
+from lineagegraph.spark.spool_files import Unsent, spool_file_name
 from lineagegraph.spark.threads import Counts, wait_for_queue
 
 log = logging.getLogger("lineagegraph.spark")
@@ -40,15 +38,14 @@ class Refused(Exception):
     """The endpoint answered with a 4xx that retrying will not change."""
 
 
-class HttpSink:
+class HttpSink(RunEventSink):
     """Queues each action's RunEvent for the sender thread; keeps what it cannot deliver."""
 
     def __init__(self, settings: Settings, app: AppInfo, counts: Counts) -> None:
         spark = settings.spark
         assert spark.openlineage_url is not None
-        self.app = app
+        super().__init__(app, spark.openlineage_namespace)
         self.counts = counts
-        self.namespace = spark.openlineage_namespace
         base, path = spark.openlineage_url.rstrip("/"), spark.openlineage_endpoint.lstrip("/")
         self.url = f"{base}/{path}"
         self.headers = {"Content-Type": "application/json"}
@@ -59,34 +56,23 @@ class HttpSink:
             self._secrets.append(token)
         self.send_seconds = spark.send_seconds
         self.retry_seconds = spark.retry_seconds
-        self.unsent_path = spark.openlineage_dir / spool_file_name(app)
+        self.unsent = Unsent(
+            spark.openlineage_dir / spool_file_name(app),
+            counts,
+            f"OpenLineage endpoint {self._redact(self.url)}",
+            self._redact,
+        )
         self.queue: queue.Queue[Any] = queue.Queue(maxsize=spark.queue_size)
         self._down_until = 0.0
         self._closing = threading.Event()
-        self._logged: set[str] = set()
         self._thread = threading.Thread(target=self._loop, name="lineagegraph-http", daemon=True)
         self._thread.start()
 
-    def action(self, action: SparkAction) -> None:
-        self._offer(to_openlineage(action, self.namespace))
-
-    def failure(self, captured: plan.Captured) -> None:
-        self._offer(
-            failure_to_openlineage(
-                self.app,
-                captured.func,
-                captured.execution_id,
-                captured.start_ms,
-                captured.error or "",
-                self.namespace,
-            )
-        )
-
-    def _offer(self, event: dict[str, Any]) -> None:
+    def offer(self, event: dict[str, Any]) -> None:
         try:
             self.queue.put_nowait(event)
         except queue.Full:  # the endpoint is slower than the job: keep it locally, never wait
-            self._keep(event, f"the send queue is full ({self.queue.maxsize})")
+            self.unsent.keep(event, f"the send queue is full ({self.queue.maxsize})")
 
     def _loop(self) -> None:
         while True:
@@ -97,13 +83,13 @@ class HttpSink:
                 self._deliver(event)
             except Exception:
                 log.exception("sending an OpenLineage event failed; it is kept locally")
-                self._keep(event, "an unexpected error")
+                self.unsent.keep(event, "an unexpected error")
             finally:
                 self.queue.task_done()
 
     def _deliver(self, event: dict[str, Any]) -> None:
         if self._closing.is_set() or time.monotonic() < self._down_until:
-            self._keep(event, "the endpoint was unreachable")
+            self.unsent.keep(event, "the endpoint was unreachable")
             return
         body = json.dumps(event, separators=(",", ":")).encode()
         deadline = time.monotonic() + self.send_seconds
@@ -114,7 +100,7 @@ class HttpSink:
                 self.counts.add("events_sent")
                 return
             except Refused as exc:
-                self._reject(event, str(exc))
+                self.unsent.reject(event, str(exc))
                 return
             except (OSError, http.client.HTTPException) as exc:  # refused, timeouts, 5xx
                 problem = self._redact(str(exc) or type(exc).__name__)
@@ -125,10 +111,10 @@ class HttpSink:
                     "trying again in %.0f s",
                     self._redact(self.url),
                     problem,
-                    self.unsent_path,
+                    self.unsent.path,
                     self.retry_seconds,
                 )
-                self._keep(event, problem)
+                self.unsent.keep(event, problem)
                 return
             self.counts.add("events_retried")
             self._closing.wait(delay)
@@ -143,36 +129,6 @@ class HttpSink:
             if 400 <= exc.code < 500 and exc.code not in _RETRYABLE:
                 raise Refused(f"HTTP {exc.code}: {_reason(exc)}") from None
             raise OSError(f"HTTP {exc.code}: {_reason(exc)}") from None
-
-    def _reject(self, event: dict[str, Any], reason: str) -> None:
-        self.counts.add("events_rejected")
-        rejected = self.unsent_path.with_name(self.unsent_path.name + REJECTED_SUFFIX)
-        reason = self._redact(reason)
-        if reason not in self._logged:  # once per reason: a bad token refuses every event
-            self._logged.add(reason)
-            log.warning(
-                "OpenLineage endpoint %s refused an event (%s); refused events are kept in %s",
-                self._redact(self.url),
-                reason,
-                rejected,
-            )
-        self._append(rejected, event)
-
-    def _keep(self, event: dict[str, Any], why: str) -> None:
-        if self._append(self.unsent_path, event):
-            self.counts.add("events_unsent")
-            log.debug("OpenLineage event kept in %s: %s", self.unsent_path, why)
-
-    def _append(self, path: Path, event: dict[str, Any]) -> bool:
-        """Append to a local file; if even that fails the event is lost: count and say so,
-        but never stop the sender thread (the next event may fare better)."""
-        try:
-            append_lines(path, [event])
-            return True
-        except Exception as exc:
-            self.counts.add("events_lost")
-            log.error("cannot keep an OpenLineage event in %s (%s): it is lost", path, exc)
-            return False
 
     def _redact(self, text: str) -> str:
         return redact(text, self._secrets)

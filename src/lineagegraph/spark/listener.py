@@ -5,7 +5,8 @@ the plan into plain values (`plan.capture_success`), puts them on a bounded queu
 when the queue is full the action is dropped and counted, so the job never waits for lineage.
 The worker thread analyses each plan and sends the action to its sinks: the graph (one
 long-running :HarvestRun per application, spooling to disk while the graph is unreachable)
-and/or OpenLineage RunEvents: JSON lines, or posts to an endpoint (spark.http). Every
+and/or OpenLineage RunEvents: JSON lines, posts to an endpoint (spark.http), or messages on a
+Kafka topic (spark.kafka). Every
 exception is caught and logged: lineage never breaks a job.
 """
 
@@ -26,10 +27,9 @@ from lineagegraph.spark import plan
 from lineagegraph.spark.actions import (
     AppInfo,
     Naming,
+    RunEventSink,
     SparkAction,
     analyze,
-    failure_to_openlineage,
-    to_openlineage,
     write_actions,
 )
 from lineagegraph.spark.http import HttpSink
@@ -135,26 +135,14 @@ class GraphSink:
         self._stack = self._run = None
 
 
-class OpenLineageSink:
+class OpenLineageSink(RunEventSink):
     """Appends OpenLineage RunEvents, one JSON line each, for any OpenLineage consumer."""
 
     def __init__(self, settings: Settings, app: AppInfo) -> None:
-        self.app = app
-        self.namespace = settings.spark.openlineage_namespace
+        super().__init__(app, settings.spark.openlineage_namespace)
         self.path = settings.spark.openlineage_dir / spool_file_name(app)
 
-    def action(self, action: SparkAction) -> None:
-        append_lines(self.path, [to_openlineage(action, self.namespace)])
-
-    def failure(self, captured: plan.Captured) -> None:
-        event = failure_to_openlineage(
-            self.app,
-            captured.func,
-            captured.execution_id,
-            captured.start_ms,
-            captured.error or "",
-            self.namespace,
-        )
+    def offer(self, event: dict[str, Any]) -> None:
         append_lines(self.path, [event])
 
     def flush(self, timeout: float) -> bool:
@@ -326,6 +314,10 @@ def make_sinks(settings: Settings, app: AppInfo, counts: Counts) -> list[Sink]:
     sinks: list[Sink] = []
     if settings.spark.emit in ("graph", "both"):
         sinks.append(GraphSink(settings, app, counts))
+    if settings.spark.emit == "kafka":
+        from lineagegraph.spark.kafka import KafkaSink  # confluent-kafka: only when asked for
+
+        sinks.append(KafkaSink(settings, app, counts))
     if settings.spark.emit in ("openlineage", "both"):
         if settings.spark.openlineage_url:
             sinks.append(HttpSink(settings, app, counts))

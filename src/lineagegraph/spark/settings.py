@@ -13,9 +13,10 @@ from lineagegraph.settings_base import Section, http_url
 class SparkSettings(Section):
     """The Spark listener (lineagegraph.spark.install) and `harvest spark --spool`."""
 
-    emit: Literal["graph", "openlineage", "both"] = Field(
+    emit: Literal["graph", "openlineage", "both", "kafka"] = Field(
         "graph",
-        description="Where the listener sends lineage: the graph, OpenLineage JSON lines, or both.",
+        description="Where the listener sends lineage: the graph, OpenLineage JSON lines, or "
+        "both; kafka: OpenLineage RunEvents to the Kafka topic kafka_topic.",
     )
     spool_dir: Path = Field(
         Path(".lineagegraph/spark-spool"),
@@ -65,8 +66,23 @@ class SparkSettings(Section):
         60.0,
         gt=0,
         le=3600,
-        description="How long the listener retries an event the endpoint does not take "
-        "(connection errors, 5xx) before it keeps it in openlineage_dir.",
+        description="How long the listener retries an event the endpoint (or the Kafka "
+        "brokers) does not take (connection errors, 5xx) before it keeps it in openlineage_dir.",
+    )
+
+    kafka_bootstrap_servers: str | None = Field(
+        None,
+        description="Kafka brokers (host:port, comma-separated) that emit=kafka sends "
+        "OpenLineage RunEvents to.",
+    )
+    kafka_topic: str = Field(
+        "openlineage", min_length=1, description="The Kafka topic emit=kafka writes to."
+    )
+    kafka_properties: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="librdkafka producer settings passed through as given (security.protocol, "
+        "sasl.mechanism, sasl.username, sasl.password, ssl.ca.location, ...); values are "
+        "never printed.",
     )
 
     @field_validator("openlineage_url")
