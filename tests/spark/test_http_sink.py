@@ -40,7 +40,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def lineage_of(server: Server, node_id: str, job: str, timeout: float = 30) -> dict[str, Any]:
-    """Marquez's lineage graph of `node_id` once `job` is in it (serve ingests every 0.5 s)."""
+    """Marquez's lineage graph of `node_id` once `job` and its outputs are in it (serve ingests
+    every 0.5 s, and a job's reads can be in the graph a statement before its writes)."""
     deadline = time.monotonic() + timeout
     while True:
         answer = requests.get(
@@ -51,7 +52,7 @@ def lineage_of(server: Server, node_id: str, job: str, timeout: float = 30) -> d
         )
         if answer.status_code == 200:
             nodes = {n["id"]: n for n in answer.json()["graph"]}
-            if job in nodes:
+            if job in nodes and nodes[job]["outEdges"]:
                 return nodes
         assert time.monotonic() < deadline, f"{job} not in the lineage of {node_id}: {answer.text}"
         time.sleep(0.25)
