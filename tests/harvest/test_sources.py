@@ -224,7 +224,7 @@ def test_a_broken_plugin_is_left_out_with_a_warning(tmp_path: Path) -> None:
         "name 's3' is taken" in listed.stderr
     )
     names = [line.split()[0] for line in listed.stdout.splitlines()[2:-1]]
-    assert names == ["s3", "s3-access", "snowflake", "spark", "openlineage", "dbt"]
+    assert names == ["s3", "s3-access", "snowflake", "spark", "openlineage", "kafka", "dbt"]
 
 
 def test_openlineage_paths_join_harvest_all(tmp_path: Path) -> None:
