@@ -9,17 +9,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from openlineage_fixtures import event_by_event
 from snowflake_fixtures import dump_graph
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import (
-    EventMapper,
-    OpenLineageReport,
     harvest_openlineage,
-    read_events,
 )
-from lineagegraph.identity import NO_FOLD_RULES
 
 ORDERS = "postgres://db:5432/shop.public.orders"
 CUSTOMERS = "file:///data/mart/customers"
@@ -93,10 +89,7 @@ def test_dataset_and_column_tags_become_classifications(store: GraphStore, tmp_p
 
 def test_reduced_tags_equal_event_by_event(store: GraphStore, tmp_path: Path) -> None:
     emit(tmp_path / "events.jsonl")
-    mapper, writer = EventMapper(NO_FOLD_RULES, []), GraphWriter(store)
-    for located in read_events(tmp_path / "events.jsonl", OpenLineageReport()):
-        writer.add_all(mapper.items(located))
-        writer.flush()
+    event_by_event(store, tmp_path / "events.jsonl")
     once = dump_graph(store)
     store.execute("MATCH (n) DETACH DELETE n", write=True)
     harvest_openlineage(store, tmp_path / "events.jsonl")

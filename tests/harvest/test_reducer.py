@@ -9,19 +9,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from openlineage_fixtures import event_by_event
 from snowflake_fixtures import dump_graph
 
 from lineagegraph.graph.store import GraphStore
-from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest import openlineage
 from lineagegraph.harvest.openlineage import (
-    EventMapper,
-    OpenLineageReport,
     harvest_openlineage,
-    read_events,
-    run_state,
 )
-from lineagegraph.identity import NO_FOLD_RULES
 
 DATA = Path(__file__).parent / "data" / "openlineage"
 
@@ -82,19 +77,6 @@ def out_of_order_events(path: Path) -> None:
               **lineage("n", "raw/customers", "email", "COUNT")),
     ]  # fmt: skip
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-
-
-def event_by_event(store: GraphStore, path: Path) -> None:
-    """The meaning the reducer must keep: every event's values written in arrival order."""
-    mapper = EventMapper(NO_FOLD_RULES, [])
-    writer = GraphWriter(store)
-    for located in read_events(path, OpenLineageReport()):
-        if located.event.get("eventType") == "COMPLETE":
-            writer.add_all(mapper.items(located))
-        state = run_state(located.event)  # every run event: its run's state
-        if state is not None:
-            writer.add(state)
-        writer.flush()
 
 
 @pytest.mark.parametrize("window", [1, 3, 1000])
