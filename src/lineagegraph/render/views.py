@@ -25,6 +25,7 @@ class Node:
     deleted: bool = False
     detail: str = ""  # a transformation's second line: what it writes
     quality: str | None = None  # an asset's latest data quality (lineagegraph.questions.quality)
+    tags: tuple[str, ...] = ()  # the classifications of an asset and its columns, `key=value`
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,10 @@ def label(urn: str, kind: str, name: str) -> str:
 def _node(item: Reached, level: int, start: bool = False) -> Node:
     deleted = item.deleted_at is not None
     name = label(item.urn, item.kind, item.name)
-    return Node(item.urn, name, item.system, item.kind, level, start, deleted, quality=item.quality)
+    return Node(
+        item.urn, name, item.system, item.kind, level, start, deleted,
+        quality=item.quality, tags=tuple(item.tag_names),
+    )  # fmt: skip
 
 
 def traversal_view(start: Reached, reached: Sequence[Reached], direction: Direction) -> View:
