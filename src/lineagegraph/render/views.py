@@ -46,6 +46,7 @@ class View:
     edges: list[Edge]
     note: str = ""
     hidden: int = 0  # nodes left out of a picture by MAX_PICTURE_NODES
+    by_tag: bool = False  # assets coloured by their classifications (Node.tags)
     by_urn: dict[str, Node] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -202,7 +203,7 @@ def trim(view: View, limit: int = MAX_PICTURE_NODES) -> View:
         f"showing the {len(nodes)} nodes nearest the start; {hidden} more left out "
         "(narrow with --depth, --system or --label)"
     )
-    return View(view.title, nodes, edges, note=note, hidden=hidden)
+    return View(view.title, nodes, edges, note=note, hidden=hidden, by_tag=view.by_tag)
 
 
 def short(text: str, width: int) -> str:
