@@ -20,6 +20,7 @@ from test_tags import (  # the graph and the CLI of the tag tests
     RAW,
     STG,
     STG_EMAIL,
+    T0,
     fact,
     graph,
     run,
@@ -113,3 +114,6 @@ def test_the_python_api_answers_carry_tags(
     }
     columns = lineagegraph.columns(store, settings, "MART.PUBLIC.USER_COUNTS#EMAIL")
     assert columns.start.tags is None  # not a listing of assets: not asked
+    write(store, [fact(EMAIL, "pii=email", at=T0 + 1, removed=True)])  # nothing tagged now
+    impact = lineagegraph.impact(store, settings, "RAW.PUBLIC.USERS").impact
+    assert [a.tags for a in [impact.start, *impact.assets]] == [(), (), (), ()]

@@ -560,8 +560,11 @@ def asset_tags(
     store: GraphStore, settings: TagSettings, urns: Collection[str]
 ) -> dict[str, tuple[ListedTag, ...]]:
     """The tags of each asset among `urns` and of its columns, own and derived: one
-    derivation over the slice upstream of them all, however many they are."""
+    derivation over the slice upstream of them all, however many they are (none at all when
+    the graph states no tag and settings tag no prefix: the usual graph costs nothing)."""
     assets = sorted(set(urns))
+    if not settings.globs and not store.read("tags_any_fact"):
+        return {urn: () for urn in assets}
     seeds: list[tuple[str, str | None]] = [(urn, None) for urn in assets]
     for rows in store.read_each("tags_columns_of", [{"urns": c} for c in chunks(assets, _CHUNK)]):
         seeds += sorted((row["column"], row["asset"]) for row in rows)
