@@ -11,7 +11,9 @@ the load is not what is measured); the tags through GraphWriter.
 
 Measures: all derived tags (lineagegraph.questions.tags.derive_all), its wall time and the
 peak RSS of this process; `tags` of random columns deep in the graph (p50/p95, as the command
-answers, resolving the name included); `check --policy` over the whole graph. The baseline is
+answers, resolving the name included); `upstream` of a last-layer table with every asset's
+tags, against the traversal alone and one derivation per asset; `check --policy` over the
+whole graph. The baseline is
 what a per-origin search costs: a variable-length FEEDS pattern from each of a sample of
 origins, extrapolated to all of them.
 
@@ -38,9 +40,11 @@ from small import parse_args
 from lineagegraph.graph.store import GraphStore, chunks, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import TagFact
+from lineagegraph.questions.answers import upstream
+from lineagegraph.questions.lineage import traverse
 from lineagegraph.questions.policy import check_policies
 from lineagegraph.questions.tag_answers import tags_of
-from lineagegraph.questions.tags import derive_all
+from lineagegraph.questions.tags import asset_tags, derive_all
 from lineagegraph.settings import GraphSettings, Settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -195,6 +199,30 @@ def cpu_text(before: tuple[float, float], after: tuple[float, float]) -> str:
     return f"CPU {after[0] - before[0]:.1f} s here + {after[1] - before[1]:.1f} s in the server"
 
 
+def upstream_with_tags(store: GraphStore, settings: Settings, urn: str, sample: int) -> None:
+    """`upstream` of a last-layer table (hundreds of assets at full size): the traversal
+    alone, the answer with every asset's tags (one derivation for all), and the baseline of
+    one derivation per asset, timed on a sample and extrapolated."""
+    began = time.perf_counter()
+    plain = traverse(store, urn, "upstream")
+    took_plain = time.perf_counter() - began
+    began = time.perf_counter()
+    answer = upstream(store, settings, urn)
+    took = time.perf_counter() - began
+    tagged = sum(1 for a in answer.assets if a.tags)
+    picked = answer.assets[:sample]
+    began = time.perf_counter()
+    for item in picked:
+        asset_tags(store, settings.tags, [item.urn])
+    estimate = (time.perf_counter() - began) / max(1, len(picked)) * len(answer.assets)
+    print(
+        f"upstream of {urn}: {len(plain):,} assets in {took_plain:.2f} s without tags, "
+        f"{took:.2f} s with every asset's and column's tags ({tagged:,} tagged); "
+        f"baseline, one derivation per asset: est. {estimate:.1f} s "
+        f"({estimate / took:.1f}x); {load_average()}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--columns", type=int, default=1_000_000, help="columns in the graph")
@@ -203,10 +231,20 @@ def main() -> None:
     parser.add_argument("--sinks", type=int, default=1_000, help="S3 datasets at the end")
     parser.add_argument("--lookups", type=int, default=100, help="`tags` questions timed")
     parser.add_argument("--baseline-origins", type=int, default=20)
+    parser.add_argument(
+        "--per-asset", type=int, default=20, help="assets of the per-asset baseline timed"
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-dir", type=Path, help="store directory (default: a temp dir)")
     args = parse_args(
-        parser, columns=4_000, layers=5, origins=40, sinks=10, lookups=10, baseline_origins=3
+        parser,
+        columns=4_000,
+        layers=5,
+        origins=40,
+        sinks=10,
+        lookups=10,
+        baseline_origins=3,
+        per_asset=3,
     )
     shape = Shape(args.columns, args.layers, args.sinks)
     policies = [
@@ -263,6 +301,8 @@ def main() -> None:
                 f"p50 {statistics.median(times):.1f} ms, p95 {percentile(times, 0.95):.1f} ms; "
                 f"{cpu_text(cpu, cpu_seconds(store))} in all; {load_average()}"
             )
+
+            upstream_with_tags(store, settings, table(shape.layers - 1, 0), args.per_asset)
 
             began, cpu = time.perf_counter(), cpu_seconds(store)
             verdict = check_policies(store, settings.tags)

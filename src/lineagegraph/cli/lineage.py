@@ -113,6 +113,8 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
 
     NAME is {NAME_HELP}.
     --system and --label choose what is shown; the search still runs through every asset.
+    Each asset is listed with its classifications, on it or its columns, own and derived
+    (JSON says why; `lineagegraph tags NAME` too).
 
     \b
     Examples (names from `lineagegraph demo`):
@@ -188,7 +190,8 @@ def path_command(
 @pass_app
 def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: bool) -> None:
     """What a change to NAME would affect: every asset downstream, grouped by system and kind,
-    and the transformations that read NAME or any of them.
+    and the transformations that read NAME or any of them. Each asset is listed with its
+    classifications, on it or its columns, own and derived (JSON says why).
 
     NAME is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table).
 

@@ -7,13 +7,14 @@ The CLI commands (cli/lineage.py) and the Python API (lineagegraph.api) both cal
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from lineagegraph.graph.base import GraphStore
 from lineagegraph.questions import lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
 from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.questions.tags import asset_tags
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
 from lineagegraph.render.text import impact_text, paths_text, reached_table, tree
@@ -149,7 +150,14 @@ def traversal(
         kinds=set(kinds),
         include_deleted=include_deleted,
     )
+    start, *reached = with_tags(store, settings, [start, *reached])
     return Traversal(start, direction, depth, reached)
+
+
+def with_tags(store: GraphStore, settings: Settings, items: list[Reached]) -> list[Reached]:
+    """The assets, each with its classifications and its columns' (one derivation for all)."""
+    found = asset_tags(store, settings.tags, [item.urn for item in items])
+    return [replace(item, tags=found[item.urn]) for item in items]
 
 
 upstream = partial(traversal, direction="upstream")
@@ -187,7 +195,11 @@ def impact(
 ) -> ImpactAnswer:
     """What a change to NAME would affect."""
     urn = lineage.resolve(store, settings, name)
-    return ImpactAnswer(lineage.impact(store, urn, include_deleted=include_deleted))
+    found = lineage.impact(store, urn, include_deleted=include_deleted)
+    start, *assets = with_tags(store, settings, [found.start, *found.assets])
+    tagged = {item.urn: item for item in assets}
+    groups = {key: [tagged[item.urn] for item in items] for key, items in found.groups.items()}
+    return ImpactAnswer(replace(found, start=start, assets=assets, groups=groups))
 
 
 def check(

@@ -32,6 +32,7 @@ from lineagegraph.identity import (
 )
 from lineagegraph.output import visible
 from lineagegraph.questions.quality import asset_quality
+from lineagegraph.questions.tags import ListedTag
 from lineagegraph.settings import Settings
 from lineagegraph.store_check import require_assets
 
@@ -87,7 +88,9 @@ class Reached:
     with a direct edge to it that did not reach it first (e.g. a table feeding both a mart and
     that mart's source). Together they draw the answer's picture. `quality` is an asset's
     latest data quality (lineagegraph.questions.quality: pass, warn, error, fail or
-    unknown); None for columns.
+    unknown); None for columns. `tags` are the classifications of an asset and its columns,
+    own and derived (lineagegraph.questions.tags), where the answer lists them (upstream,
+    downstream, impact); None where it does not.
     """
 
     urn: str
@@ -100,6 +103,12 @@ class Reached:
     deleted_at: int | None = None
     linked_from: tuple[str, ...] = ()
     quality: str | None = None
+    tags: tuple[ListedTag, ...] | None = None
+
+    @property
+    def tag_names(self) -> list[str]:
+        """Each tag on the asset or its columns once, as `key=value`."""
+        return sorted({t.tag for t in self.tags or ()})
 
 
 @dataclass(frozen=True, slots=True)

@@ -378,7 +378,8 @@ class Propagation:
         node = self.piece.index.get(urn)
         if node is None:
             return []
-        return sorted({t.tag for t in [*self.own(node), *self.derived(node)]})
+        found: list[TagOrigin | DerivedTag] = [*self.own(node), *self.derived(node)]
+        return sorted({t.tag for t in found})
 
     def why(self, group: int, node: int) -> tuple[TagOrigin, tuple[str, ...]]:
         """The origin that brought the group's tag to `node` and the urns on the way."""
@@ -447,7 +448,8 @@ def propagate(
             by_group.setdefault((origin.key, origin.value), []).append(origin)
     blocks = _blocks(piece, facts.blocks)
     groups = sorted(by_group, key=lambda k: (k[0], k[1] or ""))
-    preds, origin_ofs, stops = [], [], []
+    preds, origin_ofs = [], []
+    stops: list[tuple[int, int, int, str]] = []
     size = len(piece.names)
     for g, group in enumerate(groups):
         pred = array("i", [UNREACHED]) * size
@@ -537,3 +539,44 @@ def derive_at(
     seeds = [piece.node(urn, asset, column=asset is not None) for urn, asset in urns]
     load_upstream(store, piece, seeds)
     return propagate(piece, slice_facts(store, settings, piece), settings.levels)
+
+
+@dataclass(frozen=True, slots=True)
+class ListedTag:
+    """A tag as a lineage answer lists it beside an asset: on the asset or one of its columns
+    (`on`), its own (`origin` the same node, no path) or derived with its why."""
+
+    tag: str
+    on: str
+    kind: str  # "own" or "derived"
+    source: str
+    origin: str
+    hops: int
+    path: tuple[str, ...]
+    reason: str | None
+
+
+def asset_tags(
+    store: GraphStore, settings: TagSettings, urns: Collection[str]
+) -> dict[str, tuple[ListedTag, ...]]:
+    """The tags of each asset among `urns` and of its columns, own and derived: one
+    derivation over the slice upstream of them all, however many they are (none at all when
+    the graph states no tag and settings tag no prefix: the usual graph costs nothing)."""
+    assets = sorted(set(urns))
+    if not settings.globs and not store.read("tags_any_fact"):
+        return {urn: () for urn in assets}
+    seeds: list[tuple[str, str | None]] = [(urn, None) for urn in assets]
+    for rows in store.read_each("tags_columns_of", [{"urns": c} for c in chunks(assets, _CHUNK)]):
+        seeds += sorted((row["column"], row["asset"]) for row in rows)
+    found = derive_at(store, settings, seeds)
+    listed: dict[str, list[ListedTag]] = {urn: [] for urn in assets}
+    for urn, asset in seeds:
+        node = found.piece.index[urn]
+        listed[asset or urn] += [
+            ListedTag(o.tag, urn, "own", o.source, urn, 0, (), o.reason) for o in found.own(node)
+        ] + [
+            ListedTag(d.tag, urn, "derived", d.origin.source, d.origin.target, d.hops, d.path,
+                      d.origin.reason)
+            for d in found.derived(node)
+        ]  # fmt: skip
+    return {urn: tuple(tags) for urn, tags in listed.items()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 
 from lineagegraph.render.views import Node, View
 
@@ -26,15 +27,20 @@ QUALITY_COLOURS = {
 }
 
 
+UNTAGGED = "#f3f4f6"  # near white: an asset with no classification when colouring by tag
+
+
 def shows_quality(view: View) -> bool:
     """Pictures colour assets by quality once any asset in them has a known one; with no check
-    results at all they keep the colours of their systems."""
-    return any(n.quality not in (None, "unknown") for n in view.nodes)
+    results at all they keep the colours of their systems. A view coloured by tag does not."""
+    return not view.by_tag and any(n.quality not in (None, "unknown") for n in view.nodes)
 
 
-def fill(node: Node, by_quality: bool) -> str:
-    """A node's fill: its quality's colour, or (transformations, answers without quality) its
-    system's."""
+def fill(node: Node, by_quality: bool, by_tag: bool = False) -> str:
+    """A node's fill: its tags' colour (colouring by tag), its quality's colour, or
+    (transformations, answers without quality) its system's."""
+    if by_tag and node.kind != "Transformation":
+        return tag_colour(node.tags)
     if by_quality and node.kind != "Transformation":
         return QUALITY_COLOURS[node.quality or "unknown"]
     return colour(node.system)
@@ -46,6 +52,14 @@ def colour(system: str | None) -> str:
         return _SYSTEM_COLOURS[system]
     hue = int(hashlib.sha256((system or "").encode()).hexdigest()[:4], 16) % 360
     return f"hsl({hue}, 55%, 55%)"
+
+
+def tag_colour(tags: Sequence[str]) -> str:
+    """A stable colour per set of tags (each set its own entry in a legend)."""
+    if not tags:
+        return UNTAGGED
+    hue = int(hashlib.sha256(", ".join(tags).encode()).hexdigest()[:4], 16) % 360
+    return f"hsl({hue}, 70%, 62%)"
 
 
 def subtitle(node: Node) -> str:

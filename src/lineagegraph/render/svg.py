@@ -57,7 +57,7 @@ def to_svg(view: View) -> str:
     by_quality = shows_quality(view)
     for i, node in enumerate(view.nodes):  # data-node: exact where control characters are not
         ref = f'data-urn="{xml_text(node.urn)}" data-node="{i}"'
-        parts.append(node_box(node, *pos[node.urn], by_quality, ref))
+        parts.append(node_box(node, *pos[node.urn], by_quality, ref, by_tag=view.by_tag))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -91,12 +91,19 @@ def edge_path(x1: float, sy: float, x2: float, ty: float, attrs: str, via: Seque
 
 
 def node_box(
-    node: Node, x: float, y: float, by_quality: bool, ref: str, height: float = NODE_H
+    node: Node,
+    x: float,
+    y: float,
+    by_quality: bool,
+    ref: str,
+    height: float = NODE_H,
+    *,
+    by_tag: bool = False,
 ) -> str:
     """One node as an SVG group: its box, name and subtitle. `ref` is the group's data
     attribute by which the page knows what was clicked; `height` makes room for what another
     picture lists inside the box (the explorer's columns)."""
-    inside, stroke = fill(node, by_quality), "#333"
+    inside, stroke = fill(node, by_quality, by_tag), "#333"
     if node.kind == "Transformation":  # jobs drawn hollow, so the assets stand out
         inside, stroke = "#ffffff", colour(node.system)
     width = 3 if node.start or node.kind == "Transformation" else 1

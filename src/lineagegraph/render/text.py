@@ -27,12 +27,22 @@ def reached_table(reached: Sequence[Reached], direction: Direction) -> str:
     # A quality column once any asset has a known quality: without check results it would
     # say `unknown` on every row (and columns have none). JSON always carries `quality`.
     with_quality = any(r.quality not in (None, "unknown") for r in reached)
+    # Likewise a tags column once any asset (or a column of it) carries a classification.
+    with_tags = any(r.tags for r in reached)
 
     def described(r: Reached) -> list[Any]:
         kind = r.kind + (" (deleted)" if r.deleted_at is not None else "")
-        return [r.distance, r.system, kind, *([r.quality] if with_quality else [])]
+        return [
+            r.distance, r.system, kind,
+            *([r.quality] if with_quality else []),
+            *([", ".join(r.tag_names)] if with_tags else []),
+        ]  # fmt: skip
 
-    head = ["distance", "system", "kind", *(["quality"] if with_quality else [])]
+    head = [
+        "distance", "system", "kind",
+        *(["quality"] if with_quality else []),
+        *(["tags"] if with_tags else []),
+    ]  # fmt: skip
     if direction == "downstream":
         rows = [[*described(r), _via_cell(r.via), r.urn] for r in reached]
         return format_rows([*head, "written_by", "urn"], rows, "table")
@@ -82,7 +92,8 @@ def tree(view: View) -> str:
 
 def _tree_label(node: Node) -> str:
     deleted = ", deleted" if node.deleted else ""
-    return f"{node.urn}  [{node.system or '?'} {node.kind}{deleted}{_quality_note(node)}]"
+    tags = f", tags {', '.join(node.tags)}" if node.tags else ""
+    return f"{node.urn}  [{node.system or '?'} {node.kind}{deleted}{_quality_note(node)}{tags}]"
 
 
 def _quality_note(node: Node) -> str:
@@ -115,6 +126,8 @@ def impact_text(result: Impact) -> str:
     """Counts and assets per (system, kind), then the affected transformations."""
     quality = result.start.quality
     known = f" (quality {quality})" if quality not in (None, "unknown") else ""
+    if result.start.tag_names:
+        known += f" (tags {', '.join(result.start.tag_names)})"
     out = [
         f"impact of {result.start.urn}{known}: {len(result.assets)} downstream asset(s), "
         f"{len(result.transformations)} transformation(s) reading them"
@@ -123,7 +136,8 @@ def impact_text(result: Impact) -> str:
         out.append(f"\n{system or '?'} {kind} ({len(items)})")
         out.extend(
             f"  {item.urn}  (distance {item.distance}"
-            + (f", quality {item.quality})" if item.quality not in (None, "unknown") else ")")
+            + (f", quality {item.quality}" if item.quality not in (None, "unknown") else "")
+            + (f", tags {', '.join(item.tag_names)})" if item.tag_names else ")")
             for item in items
         )
     if result.transformations:

@@ -25,6 +25,7 @@ class Node:
     deleted: bool = False
     detail: str = ""  # a transformation's second line: what it writes
     quality: str | None = None  # an asset's latest data quality (lineagegraph.questions.quality)
+    tags: tuple[str, ...] = ()  # the classifications of an asset and its columns, `key=value`
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class View:
     edges: list[Edge]
     note: str = ""
     hidden: int = 0  # nodes left out of a picture by MAX_PICTURE_NODES
+    by_tag: bool = False  # assets coloured by their classifications (Node.tags)
     by_urn: dict[str, Node] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,7 +84,10 @@ def label(urn: str, kind: str, name: str) -> str:
 def _node(item: Reached, level: int, start: bool = False) -> Node:
     deleted = item.deleted_at is not None
     name = label(item.urn, item.kind, item.name)
-    return Node(item.urn, name, item.system, item.kind, level, start, deleted, quality=item.quality)
+    return Node(
+        item.urn, name, item.system, item.kind, level, start, deleted,
+        quality=item.quality, tags=tuple(item.tag_names),
+    )  # fmt: skip
 
 
 def traversal_view(start: Reached, reached: Sequence[Reached], direction: Direction) -> View:
@@ -198,7 +203,7 @@ def trim(view: View, limit: int = MAX_PICTURE_NODES) -> View:
         f"showing the {len(nodes)} nodes nearest the start; {hidden} more left out "
         "(narrow with --depth, --system or --label)"
     )
-    return View(view.title, nodes, edges, note=note, hidden=hidden)
+    return View(view.title, nodes, edges, note=note, hidden=hidden, by_tag=view.by_tag)
 
 
 def short(text: str, width: int) -> str:

@@ -117,7 +117,10 @@ _REPORT = (
     ),
 )
 _NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
-_COLOUR = _query("colour", "system: colour by system even where assets have a quality")
+_COLOUR = _query(
+    "colour",
+    "system: colour by system even where assets have a quality; tag: by classifications",
+)
 _DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
 _PICTURE = (  # the explorer's lineage pictures
     _NAME,

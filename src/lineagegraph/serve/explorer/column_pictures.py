@@ -60,14 +60,14 @@ def columns(
     depth: int,
     include_deleted: bool,
     expanded: Sequence[str] = (),
-    by_system: bool = False,
+    colour: pictures.Colour = "quality",
 ) -> dict[str, Any]:
     """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
     ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns)."""
     view = pictures.lineage_view(store, settings, name, side, depth, include_deleted, expanded)
-    view = trim(view)
+    view = pictures.coloured(store, settings, trim(view), colour)
     found = columns_on(store, view, include_deleted)
-    result = pictures.answer(view, by_system, draw=lambda shown: to_svg(shown, found))
+    result = pictures.answer(view, colour, draw=lambda shown: to_svg(shown, found))
     result["columns"] = [{"urn": u, "name": n, "asset": a} for a, u, n in found.order()]
     result["column_edges"] = [
         {"from": a, "to": b, "via": list(via)} for (a, b), via in sorted(found.feeds.items())
@@ -146,7 +146,8 @@ def to_svg(view: View, found: Columns) -> str:
     by_quality = shows_quality(view)
     for i, node in enumerate(view.nodes):
         x, y = pos[node.urn]
-        box = node_box(node, x, y, by_quality, f'data-node="{i}"', heights[node.urn])
+        ref = f'data-node="{i}"'
+        box = node_box(node, x, y, by_quality, ref, heights[node.urn], by_tag=view.by_tag)
         parts.append(box)
         parts.extend(_rows(found, node.urn, x, y, index))
     for (a, b), via in sorted(found.feeds.items()):

@@ -12,13 +12,17 @@ from typing import Any, Literal
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.quality import checks_of
-from lineagegraph.render.style import QUALITY_COLOURS, colour, shows_quality
+from lineagegraph.questions.tag_answers import tags_of
+from lineagegraph.questions.tags import asset_tags
+from lineagegraph.render.style import QUALITY_COLOURS, UNTAGGED, colour, shows_quality, tag_colour
 from lineagegraph.render.svg import to_svg
 from lineagegraph.render.views import View, impact_view, paths_view, traversal_view, trim
 from lineagegraph.settings import Settings
 
 Side = Literal["upstream", "downstream", "both", "impact"]
 SIDES: tuple[Side, ...] = ("upstream", "downstream", "both", "impact")
+Colour = Literal["quality", "system", "tag"]
+COLOURS: tuple[Colour, ...] = ("quality", "system", "tag")
 MAX_EXPANDED = 50
 """Nodes a picture can be grown from at once: each is one more pair of one-hop traversals."""
 SUGGESTIONS = 10
@@ -40,11 +44,25 @@ def graph(
     depth: int,
     include_deleted: bool,
     expanded: Sequence[str] = (),
-    by_system: bool = False,
+    colour: Colour = "quality",
 ) -> dict[str, Any]:
     """The picture of `name`'s lineage (see `lineage_view`)."""
     view = lineage_view(store, settings, name, side, depth, include_deleted, expanded)
-    return answer(view, by_system)
+    return answer(coloured(store, settings, trim(view), colour), colour)
+
+
+def coloured(store: GraphStore, settings: Settings, view: View, colour: Colour) -> View:
+    """The view as drawn in `colour`: by tag, each asset with its classifications and its
+    columns' (one derivation for the picture), coloured by them; otherwise as it is."""
+    if colour != "tag":
+        return view
+    urns = [n.urn for n in view.nodes if n.kind != "Transformation"]
+    found = asset_tags(store, settings.tags, urns)
+    nodes = [
+        replace(n, tags=tuple(sorted({t.tag for t in found[n.urn]}))) if n.urn in found else n
+        for n in view.nodes
+    ]
+    return View(view.title, nodes, view.edges, view.note, view.hidden, by_tag=True)
 
 
 def lineage_view(
@@ -109,7 +127,7 @@ def paths(
     target: str,
     depth: int,
     include_deleted: bool,
-    by_system: bool = False,
+    colour: Colour = "quality",
 ) -> dict[str, Any]:
     """The picture of every path from `source` to `target` (the CLI's `path`)."""
     asked = answers.path(
@@ -119,28 +137,34 @@ def paths(
     view = paths_view(found.paths, asked.start, asked.end)
     notes = list(found.notes) or ([] if found.paths else [f"no path within {depth} hops"])
     view.note = "; ".join(notes)
-    return answer(view, by_system) | {"paths": len(found.paths)}
+    view = coloured(store, settings, trim(view), colour)
+    return answer(view, colour) | {"paths": len(found.paths)}
 
 
 def answer(
-    view: View, by_system: bool = False, draw: Callable[[View], str] = to_svg
+    view: View, by: Colour = "quality", draw: Callable[[View], str] = to_svg
 ) -> dict[str, Any]:
     """A picture for the page: its SVG (drawn by `draw` from the view as shown), what is on it
-    (for clicks; `nodes` in the order drawn) and the legend of its colours: by quality once any
-    asset on it has one (as the CLI's pictures), or by system."""
+    (for clicks; `nodes` in the order drawn) and the legend of its colours: by tag for a view
+    `coloured` so, by quality once any asset on it has one (as the CLI's pictures), or by
+    system."""
     shown = trim(view)
-    if by_system:
+    if by == "system":
         plain = [replace(n, quality=None) for n in shown.nodes]
         shown = View(shown.title, plain, shown.edges, shown.note, shown.hidden)
-    by_quality = shows_quality(shown)
-    legend = (
-        [{"label": q, "colour": c} for q, c in QUALITY_COLOURS.items()]
-        if by_quality
-        else [
+    if shown.by_tag:
+        sets = {n.tags for n in shown.nodes if n.kind != "Transformation"}
+        legend = [
+            {"label": ", ".join(tags) or "untagged", "colour": tag_colour(tags)}
+            for tags in sorted(sets - {()})
+        ] + ([{"label": "untagged", "colour": UNTAGGED}] if () in sets else [])
+    elif shows_quality(shown):
+        legend = [{"label": q, "colour": c} for q, c in QUALITY_COLOURS.items()]
+    else:
+        legend = [
             {"label": s or "?", "colour": colour(s or None)}
             for s in sorted({n.system or "" for n in shown.nodes})
         ]
-    )
     nodes = [
         {
             "urn": n.urn,
@@ -151,6 +175,7 @@ def answer(
             "start": n.start,
             "deleted": n.deleted,
             "quality": n.quality,
+            "tags": list(n.tags),
         }
         for n in shown.nodes
     ]
@@ -166,7 +191,9 @@ def answer(
 
 def asset(store: GraphStore, settings: Settings, name: str) -> dict[str, Any]:
     """An asset's page: what the graph stores of it, the transformations that read or write it
-    (with their runs), and its checks' latest results (on it or on its columns)."""
+    (with their runs), its checks' latest results (on it or on its columns), and its
+    classifications and its columns', own and derived with their why, and where a tag
+    stopped on the way (as `lineagegraph tags`)."""
     urn = lineage.resolve(store, settings, name)
     found = lineage.lookup(store, [urn])[urn]
     rows = store.read("explore_asset", {"urn": urn})
@@ -178,4 +205,5 @@ def asset(store: GraphStore, settings: Settings, name: str) -> dict[str, Any]:
         "properties": dict(sorted(rows[0]["properties"].items())) if rows else {},
         "transformations": jobs,
         "checks": checks,
+        "tags": tags_of(store, settings, urn),
     }

@@ -92,7 +92,7 @@ async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
     if len(expanded) > pictures.MAX_EXPANDED:
         return error(400, f"at most {pictures.MAX_EXPANDED} expand parameters")
     return await answer(
-        request, question, settings, name, side, depth, deleted, expanded, _by_system(request)
+        request, question, settings, name, side, depth, deleted, expanded, _colour(request)
     )
 
 
@@ -103,13 +103,15 @@ async def path(request: Request) -> Response:
     except BadRequest as exc:
         return error(exc.status, str(exc))
     return await answer(
-        request, pictures.paths, settings, source, target, depth, deleted, _by_system(request)
+        request, pictures.paths, settings, source, target, depth, deleted, _colour(request)
     )
 
 
-def _by_system(request: Request) -> bool:
-    """`colour=system`: systems' colours even where assets have a quality."""
-    return request.query_params.get("colour") == "system"
+def _colour(request: Request) -> pictures.Colour:
+    """`colour=system`: systems' colours even where assets have a quality; `colour=tag`: by
+    classifications; anything else, quality where known."""
+    asked = request.query_params.get("colour")
+    return next((c for c in pictures.COLOURS if c == asked), "quality")
 
 
 async def asset(request: Request) -> Response:

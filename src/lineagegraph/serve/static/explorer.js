@@ -395,6 +395,34 @@ function propertyValue(key, value) {
   return typeof value === "object" ? JSON.stringify(value) : value;
 }
 
+// An asset's tags and its columns', own and derived, each with its why: where it came from
+// (source, who, the reason), the origin, the path and its hops; then where a tag stopped.
+function classifications(tags) {
+  const rows = [];
+  const add = (on, own, derived) => {
+    const label = on === tags.target.urn ? "asset" : on.split("#").pop();
+    for (const o of own) {
+      rows.push([label, badge(o.key + (o.value === null ? "" : "=" + o.value), "tag"), "own",
+        [o.source, o.by, o.reason].filter(Boolean).join(" · "), "", ""]);
+    }
+    for (const d of derived) {
+      rows.push([label, badge(d.key + (d.value === null ? "" : "=" + d.value), "tag"),
+        "derived", [d.origin.source, d.origin.by, d.origin.reason].filter(Boolean).join(" · "),
+        `${d.hops} hop(s) from ${d.origin.target}`, d.path.join(" → ")]);
+    }
+  };
+  add(tags.target.urn, tags.own, tags.derived);
+  for (const [urn, c] of Object.entries(tags.columns)) add(urn, c.own, c.derived);
+  const parts = [element("h3", `Classifications (${rows.length})`)];
+  parts.push(table(["on", "tag", "", "stated by", "origin", "path"], rows));
+  if (tags.stops.length) {
+    parts.push(element("h3", `Stopped on the way (${tags.stops.length})`));
+    parts.push(table(["tag", "from", "to", "why"], tags.stops.map((s) => [
+      s.key + (s.value === null ? "" : "=" + s.value), s.src, s.dst, s.reason])));
+  }
+  return parts;
+}
+
 async function showAsset(name) {
   const panel = $("asset");
   try {
@@ -425,6 +453,7 @@ async function showAsset(name) {
     parts.push(table(["check", "on", "status", "failures", "at"], page.checks.map(
       (c) => [c.name || c.urn, c.target === a.urn ? "asset" : c.target.split("/").pop(),
         badge(c.status, "q-" + c.status), c.failures ?? "", when(c.at)])));
+    parts.push(...classifications(page.tags));
     panel.replaceChildren(...parts);
     panel.hidden = false;
   } catch (error) {
