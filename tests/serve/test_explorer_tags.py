@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from serve_fixtures import Server
+from tag_fixtures import tagged_server
 
 from lineagegraph.graph.store import open_store
-from lineagegraph.model import TagFact
 from lineagegraph.render.style import UNTAGGED, tag_colour
 from lineagegraph.settings import GraphSettings
 
@@ -27,14 +27,8 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data_dir = tmp_path_factory.mktemp("explore-tags") / "store"
-    with open_store(GraphSettings(data_dir=data_dir)) as store:
-        store.init_schema()
-        write(store, [*graph(), TagFact(EMAIL, "pii", "email", "manual", "ana", T0, "e-mail")])
-    running = Server(data_dir)
-    running.start()
-    yield running
-    running.kill(signal.SIGTERM)
+    with tagged_server(tmp_path_factory, "explore-tags") as running:
+        yield running
 
 
 def fills(answer: dict) -> dict[str, str | None]:  # type: ignore[type-arg]

@@ -3,7 +3,6 @@ their fields as Marquez shapes them, own and derived along lineage, and GET /api
 
 from __future__ import annotations
 
-import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,13 +10,10 @@ from urllib.parse import quote
 
 import pytest
 from serve_fixtures import Server
-
-from lineagegraph.graph.store import open_store
-from lineagegraph.model import TagFact
-from lineagegraph.settings import GraphSettings
+from tag_fixtures import tagged_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "questions"))
-from test_tags import LAKE, graph, write  # the graph of the tag tests
+from test_tags import LAKE  # the graph of the tag tests
 
 T0 = 1_700_000_000_000
 EMAIL = "snowflake://acme/RAW.PUBLIC.USERS#EMAIL"
@@ -25,14 +21,8 @@ EMAIL = "snowflake://acme/RAW.PUBLIC.USERS#EMAIL"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data_dir = tmp_path_factory.mktemp("serve-tags") / "store"
-    with open_store(GraphSettings(data_dir=data_dir)) as store:
-        store.init_schema()
-        write(store, [*graph(), TagFact(EMAIL, "pii", "email", "manual", "ana", T0, "e-mail")])
-    running = Server(data_dir)
-    running.start()
-    yield running
-    running.kill(signal.SIGTERM)
+    with tagged_server(tmp_path_factory, "serve-tags") as running:
+        yield running
 
 
 def dataset(server: Server, namespace: str, name: str) -> dict[str, object]:
