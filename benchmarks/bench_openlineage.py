@@ -60,6 +60,7 @@ from lineagegraph.harvest.openlineage import (
     OpenLineageReport,
     harvest_openlineage,
     read_events,
+    run_state,
 )
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.pipeline import harvest_run
@@ -330,6 +331,9 @@ def run_benchmark(n: int, root: Path) -> None:
         with harvest_run(store, "openlineage", str(path)) as (_, writer):
             for located in read_events(path, OpenLineageReport()):
                 writer.add_all(mapper.items(located))
+                state = run_state(located.event)  # every run event: its run's state
+                if state is not None:
+                    writer.add(state)
 
     base, base_graph = measured(root, "baseline", unreduced)
     same = graph == base_graph

@@ -9,10 +9,14 @@ harvester asks `MaskingSettings.names` whether a name masks. Configurable in `[m
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field, field_validator
-from sqlglot import exp
 
 from lineagegraph.settings_base import Section
+
+if TYPE_CHECKING:  # sqlglot is imported by the SQL readers that call these, not by every command
+    from sqlglot import exp
 
 # Hashes (Snowflake and Spark spellings; sqlglot reads SHA2_HEX as SHA2 and SHA1 as SHA) and the
 # aggregates whose result says how many, never who.
@@ -69,6 +73,8 @@ class MaskingSettings(Section):
 
 def function_names(node: exp.Expr) -> list[str]:
     """The names SQL may spell a sqlglot function node with (SHA and SHA1 are one node)."""
+    from sqlglot import exp
+
     if isinstance(node, exp.Anonymous):
         return [str(node.name).upper()]
     names = [n.upper() for n in getattr(type(node), "_sql_names", None) or []]
@@ -78,6 +84,8 @@ def function_names(node: exp.Expr) -> list[str]:
 def masking_between(ref: exp.Expr, top: exp.Expr, masking: frozenset[str]) -> tuple[str, ...]:
     """The masking functions `ref` sits inside, up to and including `top` (its projection):
     outermost last, each once."""
+    from sqlglot import exp
+
     found: list[str] = []
     node = ref
     while node is not top and node.parent is not None:
