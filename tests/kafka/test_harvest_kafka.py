@@ -80,9 +80,10 @@ def test_events_of_the_openlineage_kafka_transport_reach_the_graph(
     stream = f"kafka://{kafka_bootstrap}/orders-stream"  # a topic is a dataset, on its urn
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         assert flows(store) == {(stream, f"{LAKE}/raw/orders")}
+        # the failed publish: its run's state is kept, and it counts no lineage run
         assert rows(store, "MATCH (t:Transformation) RETURN t.name, t.runs ORDER BY t.name") == [
             ["export", 1], ["load_orders", 1], ["publish", 0]
-        ]  # fmt: skip  (the failed publish: its run's state is kept, it counts no lineage run)
+        ]  # fmt: skip
         [[status, consumed, committed]] = rows(
             store,
             "MATCH (r:HarvestRun {system: 'kafka'}) "
