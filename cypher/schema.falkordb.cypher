@@ -11,3 +11,4 @@ CREATE INDEX FOR (n:Check) ON (n.urn);
 CREATE INDEX FOR (n:Tag) ON (n.urn);
 CREATE INDEX FOR (n:S3AccessLog) ON (n.key);
 CREATE INDEX FOR (n:Run) ON (n.id);
+CREATE INDEX FOR (n:SchemaVersion) ON (n.urn);

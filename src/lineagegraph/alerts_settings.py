@@ -13,7 +13,10 @@ from lineagegraph.values.globs import glob_regex
 
 Severity = Literal["info", "warning", "critical"]
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
-RULES = ("freshness", "run_unfinished", "run_failed", "harvest_failing", "coverage", "quality")
+RULES = (
+    "freshness", "run_unfinished", "run_failed", "harvest_failing", "coverage", "quality",
+    "schema_change",
+)  # fmt: skip
 
 
 class AlertSettings(Section):
@@ -67,11 +70,20 @@ class AlertSettings(Section):
     quality: bool = Field(
         True, description="Alert on every asset with a check whose latest result fails or errs."
     )
+    schema_change_hours: float = Field(
+        24.0,
+        ge=0,
+        le=100_000,
+        description="Alert on an asset that something reads whose schema (its columns and "
+        "their types, as a source reports them) changed within this many hours; critical "
+        "(breaking) when a dropped or retyped column feeds a column downstream or is read (0: "
+        "no such rule).",
+    )
     severity: dict[str, Severity] = Field(
         default_factory=dict,
         description="Severity per rule, over the defaults (freshness, run_unfinished, "
-        "harvest_failing and coverage: warning; run_failed and quality: critical), e.g. "
-        "{freshness = 'critical'}.",
+        "harvest_failing, coverage and schema_change: warning; run_failed and quality: "
+        "critical), e.g. {freshness = 'critical'}. A breaking schema change is critical.",
     )
     owners: dict[str, str] = Field(
         default_factory=dict,

@@ -1,4 +1,4 @@
-"""path, upstream, downstream, impact and columns: the lineage questions (issue 6).
+"""path, upstream, downstream, impact, columns and schema-history: the lineage questions (issue 6).
 
 Each command resolves what the user typed to a urn, asks lineagegraph.questions.lineage, and prints
 the answer with lineagegraph.render as a table, a tree, JSON, Mermaid, DOT or an HTML page.
@@ -23,8 +23,10 @@ from lineagegraph.cli.common import (
     read_store,
 )
 from lineagegraph.errors import UsageError
+from lineagegraph.output import FORMATS as ROW_FORMATS
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
+from lineagegraph.questions.schemas import schema_history
 from lineagegraph.render.formats import FORMATS
 
 
@@ -253,4 +255,28 @@ def columns(
             include_deleted=include_deleted,
             direction=None if direction == "both" else direction,  # type: ignore[arg-type]
         )
+    emit(answer.render(fmt), output)
+
+
+@cli.command("schema-history")
+@click.argument("name")
+@format_option(ROW_FORMATS, "table for people, json for programs, csv or markdown.")
+@output_option("Write to this file instead of the terminal.")
+@pass_app
+def schema_history_command(app: App, name: str, fmt: str, output: Path | None) -> None:
+    """NAME's schema over time: a version per change of its columns and their types, as each
+    source reports them (OpenLineage schema facets, dbt's catalog.json, Spark's output
+    columns, Snowflake's ACCOUNT_USAGE.COLUMNS), dated by the source's event time. Each
+    version after a source's first says what it changed: columns added, dropped and retyped
+    (`breaking` when one was dropped or retyped).
+
+    NAME is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table).
+
+    \b
+    Examples:
+      lineagegraph schema-history RAW.PUBLIC.ORDERS
+      lineagegraph schema-history postgres://db:5432/shop.public.orders --format json
+    """
+    with read_store(app) as store:
+        answer = schema_history(store, lineage.resolve(store, app.settings, name))
     emit(answer.render(fmt), output)

@@ -26,6 +26,7 @@ from lineagegraph.model import (
     TagFact,
     Transformation,
 )
+from lineagegraph.schemas import SchemaLog, SchemaSeen, Version, fields_json, fields_of, merged
 
 # Each statement and the row fields it MERGEs on, in flush order: every statement's endpoints
 # are written by an earlier one.
@@ -88,9 +89,15 @@ class GraphWriter:
         self._waiting: dict[str, list[dict[str, Any]]] = {name: [] for name in NEEDS}
         self._keys: dict[str, tuple[str, ...]] = {}  # the MERGE key of each statement waiting
         self._missing: dict[str, list[str]] = {}  # what -> a few endpoints no node holds
+        self._schemas = SchemaLog()  # written after the assets, folded into the graph's
 
-    def add(self, item: Item) -> None:
-        for name, row in _rows(item):
+    def add(self, item: Item | SchemaSeen) -> None:
+        if type(item) is SchemaSeen:
+            self._schemas.add(item)
+            if len(self._schemas) >= self.store.batch_size:
+                self.flush()
+            return
+        for name, row in _rows(item):  # type: ignore[arg-type]
             if name == "self_edge":
                 self.counts["self_edges_skipped"] += 1
                 continue
@@ -99,7 +106,7 @@ class GraphWriter:
         if self._pending >= self.store.batch_size:
             self.flush()
 
-    def add_all(self, items: Iterable[Item]) -> None:
+    def add_all(self, items: Iterable[Item | SchemaSeen]) -> None:
         for item in items:
             self.add(item)
 
@@ -110,6 +117,28 @@ class GraphWriter:
                 self.write(name, rows, key)
                 rows.clear()
         self._pending = 0
+        if self._schemas:
+            self._write_schemas()
+
+    def _write_schemas(self) -> None:
+        """Fold the schema versions held into the graph's: read those of the same assets and
+        sources, merge (lineagegraph.schemas), write the ones that changed. Versions of an
+        asset not in the graph are left out (a source may list tables no lineage names)."""
+        held, self._schemas = self._schemas.versions, SchemaLog()
+        keys = [{"asset": a, "source": s} for a, s in held]
+        stored: dict[tuple[str, str], list[Version]] = {}
+        for row in self.store.read("schema_versions_of", {"keys": keys}):
+            version = Version(row["at"], row["last"], row["hash"], fields_of(row["fields"]))
+            stored.setdefault((row["asset"], row["source"]), []).append(version)
+        rows = []
+        for (asset, source), versions in held.items():
+            old = sorted(stored.get((asset, source), []), key=lambda v: v.at)
+            new = merged(old, versions)
+            if new != old:
+                rows.append(_schema_row(asset, source, new))
+        self.counts["merge_schema_versions"] += self.store.write_batches(
+            "merge_schema_versions", rows, ("asset", "source")
+        )
 
     def discard(self) -> None:
         """Drop the rows added but not written: after the store refused a batch, a caller that
@@ -117,6 +146,7 @@ class GraphWriter:
         for rows in self._buffers.values():
             rows.clear()
         self._pending = 0
+        self._schemas.clear()
 
     def write(self, name: str, rows: list[dict[str, Any]], key: tuple[str, ...]) -> None:
         """Write rows of one statement now; those whose endpoints are not in the graph yet
@@ -176,6 +206,17 @@ class GraphWriter:
                 if len(examples) < EXAMPLES and named not in examples:
                     examples.append(named)
         return lacking
+
+
+def _schema_row(asset: str, source: str, versions: list[Version]) -> dict[str, Any]:
+    """All the versions of one asset and source, each keyed by its asset, source and time."""
+    listed = [
+        {"urn": json.dumps([asset, source, v.at]), "at": v.at, "last": v.last, "hash": v.hash,
+         "fields": fields_json(v.fields)}
+        for v in versions
+    ]  # fmt: skip
+    keep = [v["urn"] for v in listed]
+    return {"asset": asset, "source": source, "versions": listed, "keep": keep}
 
 
 def _rows(item: Item) -> Iterable[tuple[str, dict[str, Any]]]:

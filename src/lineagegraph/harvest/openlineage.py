@@ -50,6 +50,7 @@ from lineagegraph.model import (
     Transformation,
 )
 from lineagegraph.pipeline import HarvestRun, harvest_run, last_watermark
+from lineagegraph.schemas import SchemaSeen
 from lineagegraph.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -481,7 +482,9 @@ class EventMapper:
                 _findable(f"{urn}#{column}", spot)
             shape = ColumnShape.of(column_items(urn, names, [], 0, None))
             self._shapes["schema", urn, names] = shape
-        return [ColumnSet(shape, at, None)]
+        types = tuple(f["type"] if isinstance(f.get("type"), str) else None for f in fields)
+        seen = SchemaSeen(urn, SYSTEM, at, tuple(zip(names, types, strict=True)))
+        return [ColumnSet(shape, at, None), seen]
 
     def _assertions(
         self, dataset: dict[str, Any], urn: str, run: tuple[int, str], spot: str
@@ -649,7 +652,7 @@ class _Cache(dict[Any, Any]):
         super().__setitem__(key, value)
 
 
-Piece = Item | ColumnSet
+Piece = Item | ColumnSet | SchemaSeen
 
 
 class Sighting(NamedTuple):

@@ -48,6 +48,7 @@ from lineagegraph.model import (
     TagFact,
     Transformation,
 )
+from lineagegraph.schemas import SchemaLog, SchemaSeen
 
 MAX_PENDING_RUNS = 500_000  # run times held before jobs and FLOWS_TO are written mid-run
 
@@ -83,7 +84,7 @@ class ColumnSet(NamedTuple):
     via: str | None
 
 
-Value = Item | ColumnSet | SoftDelete  # Item includes CheckResult
+Value = Item | ColumnSet | SoftDelete | SchemaSeen  # Item includes CheckResult
 
 
 @dataclass
@@ -131,6 +132,7 @@ class RunReducer:
         # (source, key, target) -> [the earliest statement, the one merge_tags would keep]
         self._tags: dict[tuple[str, str, str], list[TagFact]] = {}
         self._run_states: dict[str, tuple[RunState, RunState]] = {}  # run -> earliest, kept
+        self._schemas = SchemaLog()  # versions per asset and source: by changes, not sightings
         self.self_edges = 0
         self._pending = 0  # run times held for jobs and FLOWS_TO
         self._row = 0
@@ -160,6 +162,8 @@ class RunReducer:
                 self._drops.append((value.urn, at, self._row))
             elif type(value) is TagFact:
                 self._tag(replace(value, at=at))
+            elif type(value) is SchemaSeen:
+                self._schemas.add(value, at)
             else:
                 raise TypeError(f"a reducer takes no {value!r}")
 
@@ -330,6 +334,7 @@ class RunReducer:
         writer.add_all(fact for kept in self._tags.values() for fact in dict.fromkeys(kept))
         for earliest, kept in self._run_states.values():
             writer.add_all(dict.fromkeys((earliest, kept)))
+        writer.add_all(self._schemas.sightings())
         writer.flush()
         counts["self_edges_skipped"] += self.self_edges
         # A drop followed (in sighting order) by a sighting is undone by it, even in the same ms.

@@ -22,6 +22,7 @@ from lineagegraph.output import time_text
 from lineagegraph.questions.lineage import MAX_DEPTH
 from lineagegraph.questions.quality import BLOCKING
 from lineagegraph.questions.status import coverage_shares
+from lineagegraph.schemas import Version, changes, fields_of
 from lineagegraph.values.globs import glob_regex
 
 HOUR_MS = 3_600_000
@@ -33,7 +34,9 @@ DEFAULT_SEVERITY = {
     "harvest_failing": "warning",
     "coverage": "warning",
     "quality": "critical",
+    "schema_change": "warning",
 }
+BREAKING = "critical"  # a schema change that drops or retypes a column something reads
 FOLDED_RULES = ("freshness", "quality")  # the rules about an asset, folded along lineage
 _ERROR_CHARS = 300
 _CHUNK = 5000
@@ -105,9 +108,10 @@ def evaluate(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
         *(_harvest_failing(store) if settings.harvest_failing else ()),
         *_coverage(store, settings, now),
         *(_quality(store) if settings.quality else ()),
+        *_schema_changes(store, settings, now),
     ]
     severity = DEFAULT_SEVERITY | settings.severity
-    found = [replace(a, severity=severity[a.rule]) for a in found]
+    found = [replace(a, severity=a.severity or severity[a.rule]) for a in found]
     alerts = _fold_and_measure(store, settings, found)
     return sorted(alerts, key=lambda a: (a.rule, a.key))
 
@@ -285,6 +289,62 @@ def _quality(store: Reads) -> list[Alert]:
                 asset=urn,
                 since=min(r["at"] for r in rows),
                 cause=f"{len(rows)} failing check(s): {named}",
+            )
+        )
+    return alerts
+
+
+def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
+    """Assets that something reads whose schema changed within the window, each source's
+    versions compared (lineagegraph.schemas). Breaking (critical) when a dropped or retyped
+    column feeds columns downstream (named), or when none of the asset's columns has column
+    lineage and jobs or assets downstream read it (named): they may read that column."""
+    if not settings.schema_change_hours:
+        return []
+    since = now - int(settings.schema_change_hours * HOUR_MS)
+    by_asset: dict[str, dict[str, list[Version]]] = {}
+    for row in store.read("alerts_schema_changed", {"since": since}):
+        version = Version(row["at"], row["last"], row["hash"], fields_of(row["fields"]))
+        by_asset.setdefault(row["asset"], {}).setdefault(row["source"], []).append(version)
+    found = {
+        urn: [c for source, vs in sources.items() for c in changes(source, vs) if c.at >= since]
+        for urn, sources in sorted(by_asset.items())
+    }
+    found = {urn: sorted(cs, key=lambda c: (c.at, c.source)) for urn, cs in found.items() if cs}
+    asked = [
+        {"asset": urn, "columns": sorted({c for x in cs for c, *_ in (*x.dropped, *x.retyped)})}
+        for urn, cs in found.items()
+    ]
+    reads = {
+        row["asset"]: row
+        for chunk in chunks(asked, _CHUNK)
+        for row in store.read("alerts_schema_readers", {"rows": chunk})
+    }
+    alerts = []
+    for urn, found_changes in found.items():
+        below = downstream_of(store, [urn])
+        below.pop(urn, None)
+        cause = "; ".join(f"{c.source} at {time_text(c.at)}: {c.summary()}" for c in found_changes)
+        read = reads.get(urn, {"fed": [], "feeds": 0, "readers": []})
+        named = sorted(read["fed"])
+        if not read["feeds"]:
+            named += sorted(read["readers"]) + sorted(below, key=lambda u: (below[u], u))
+        breaking = any(c.breaking for c in found_changes) and bool(named)
+        if breaking:
+            what = "feeds" if read["fed"] else "read by"
+            shown = named[: max(settings.blast_names, 1)]
+            more = f" and {len(named) - len(shown)} more" if len(named) > len(shown) else ""
+            cause = f"breaking: {cause}; {what} {', '.join(shown)}{more}"
+        alerts.append(
+            Alert(
+                rule="schema_change",
+                key=f"schema_change:{urn}",
+                severity=BREAKING if breaking else "",
+                subject=urn,
+                asset=urn,
+                since=found_changes[0].at,
+                cause=cause,
+                blast=_blast(store, settings, [urn], sorted(below, key=lambda u: (below[u], u))),
             )
         )
     return alerts

@@ -1,0 +1,178 @@
+"""Schemas over time (docs/graph-model.md, schema versions): OpenLineage schema facets sent by
+openlineage-python's real client, a version per change dated by the event, the same graph
+however often and in whatever order the events come; the schema-change alert that names what
+reads a dropped column; `lineagegraph schema-history`."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from openlineage_fixtures import event_by_event
+
+from lineagegraph.alerts_settings import AlertSettings
+from lineagegraph.cli import cli
+from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.output import FORMATS
+from lineagegraph.questions.alerts import evaluate
+from lineagegraph.questions.schemas import schema_history
+
+ORDERS_NAME = "shop.public.orders"
+ORDERS = f"postgres://db:5432/{ORDERS_NAME}"
+DAILY = "file:///data/mart/daily"
+HOUR = 3_600_000
+
+
+def day(n: int) -> int:
+    return int(datetime(2024, 3, n, 6, tzinfo=UTC).timestamp() * 1000)
+
+
+def emit(path: Path, days: list[int]) -> None:
+    """A job reading orders into a daily mart, its total fed by orders.amount. On day 2 and
+    later orders has dropped `amount`, retyped `id` and gained `region`."""
+    from openlineage.client import OpenLineageClient
+    from openlineage.client.event_v2 import InputDataset, Job, OutputDataset, Run, RunEvent
+    from openlineage.client.event_v2 import RunState as State
+    from openlineage.client.facet_v2 import column_lineage_dataset as cl
+    from openlineage.client.facet_v2 import schema_dataset as sd
+    from openlineage.client.transport.file import FileConfig, FileTransport
+
+    client = OpenLineageClient(
+        transport=FileTransport(FileConfig(log_file_path=str(path), append=True))
+    )
+
+    def schema(*fields: tuple[str, str]) -> sd.SchemaDatasetFacet:
+        return sd.SchemaDatasetFacet(fields=[sd.SchemaDatasetFacetFields(n, t) for n, t in fields])
+
+    for n in days:
+        orders = (
+            [("id", "int"), ("amount", "decimal(10,2)"), ("note", "text")]
+            if n == 1
+            else [("id", "bigint"), ("note", "text"), ("region", "text")]
+        )
+        lineage = cl.ColumnLineageDatasetFacet(
+            fields={
+                "total": cl.Fields(
+                    inputFields=[
+                        cl.InputField("postgres://db:5432", "shop.public.orders", "amount")
+                    ]
+                )
+            }
+        )
+        client.emit(
+            RunEvent(
+                eventType=State.COMPLETE,
+                eventTime=datetime.fromtimestamp(day(n) / 1000, UTC).isoformat(),
+                run=Run(runId=f"0191d9a4-0000-7000-8000-00000000000{n}"),
+                job=Job(namespace="airflow", name="mart.daily"),
+                producer="https://github.com/lineagegraph/tests",
+                inputs=[
+                    InputDataset(
+                        "postgres://db:5432",
+                        "shop.public.orders",
+                        facets={"schema": schema(*orders)},
+                    )
+                ],
+                outputs=[
+                    OutputDataset(
+                        "file",
+                        "/data/mart/daily",
+                        facets={
+                            "schema": schema(("day", "date"), ("total", "decimal(20,2)")),
+                            "columnLineage": lineage,
+                        },
+                    )
+                ],
+            )
+        )
+
+
+def versions(store: GraphStore) -> list[list[Any]]:
+    return store.execute(
+        "MATCH (a:Asset)-[:HAS_SCHEMA]->(v:SchemaVersion) RETURN a.urn, v.source, v.at,"
+        " v.last_seen, v.fields ORDER BY a.urn, v.at",
+        write=False,
+    ).rows
+
+
+def test_a_dropped_column_that_feeds_downstream_is_a_breaking_change(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    # Day 3 harvested first, then days 2 and 1: versions are dated by the events, not by
+    # arrival (day 2's moves the version day 3 began back to day 2).
+    for name, days in (("late", [3]), ("early", [2, 1])):
+        (tmp_path / name).mkdir()
+        emit(tmp_path / name / "events.jsonl", days)
+        run, report = harvest_openlineage(store, tmp_path / name)
+        assert run.status == "success" and not report.problems
+    events = tmp_path / "all.jsonl"
+    emit(events, [1, 2, 3])
+    first = json.dumps([["id", "int"], ["amount", "decimal(10,2)"], ["note", "text"]])
+    second = json.dumps([["id", "bigint"], ["note", "text"], ["region", "text"]])
+    mart = json.dumps([["day", "date"], ["total", "decimal(20,2)"]])
+    expected = [
+        [DAILY, "openlineage", day(1), day(3), mart],
+        [ORDERS, "openlineage", day(1), day(1), first],
+        [ORDERS, "openlineage", day(2), day(3), second],
+    ]
+    assert versions(store) == expected
+    # Again in full, and every event written on its own: the same versions.
+    harvest_openlineage(store, events, full=True)
+    event_by_event(store, events)
+    assert versions(store) == expected
+
+    history = schema_history(store, ORDERS)
+    (change,) = history.changes()
+    assert (change.at, change.source) == (day(2), "openlineage")
+    assert change.dropped == (("amount", "decimal(10,2)"),)
+    assert change.retyped == (("id", "int", "bigint"),)
+    assert change.added == (("region", "text"),)
+    assert history.rows()[1][2:6] == ["breaking", "region", "amount", "id: int -> bigint"]
+
+    alerts = evaluate(store, AlertSettings(), day(3))
+    (alert,) = [a for a in alerts if a.rule == "schema_change"]
+    assert (alert.key, alert.severity, alert.since) == (
+        f"schema_change:{ORDERS}",
+        "critical",
+        day(2),
+    )
+    assert alert.cause.startswith("breaking: openlineage at 2024-03-02 06:00:00Z: +region text")
+    assert alert.cause.endswith(f"feeds {DAILY}#total")
+    assert (alert.blast.assets, alert.blast.columns, alert.blast.names) == (1, 2, (DAILY,))
+    # Out of the window: nothing fires.
+    later = evaluate(store, AlertSettings(schema_change_hours=1), day(3))
+    assert [a for a in later if a.rule == "schema_change"] == []
+
+
+def test_schema_history_command_prints_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lineagegraph schema-history` after a harvest by the CLI, in each format."""
+    for name in list(os.environ):
+        if name.startswith("LINEAGEGRAPH_"):
+            monkeypatch.delenv(name)
+    events = tmp_path / "events.jsonl"
+    emit(events, [1, 2])
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        return runner.invoke(cli, ["--data-dir", str(tmp_path / "store"), *args])
+
+    assert run("harvest", "openlineage", str(events)).exit_code == 0
+    for fmt in FORMATS:
+        result = run("schema-history", ORDERS, "--format", fmt)
+        assert result.exit_code == 0, result.output
+        if fmt == "json":
+            answer = json.loads(result.output)
+            assert [c["dropped"] for c in answer["changes"]] == [
+                [{"name": "amount", "type": "decimal(10,2)"}]
+            ]
+        else:
+            assert "breaking" in result.output and "amount" in result.output
+            assert "id: int -> bigint" in result.output
