@@ -54,9 +54,13 @@ class Change:
     retyped: tuple[tuple[str, str | None, str | None], ...] = ()  # (column, old, new)
 
     @property
+    def broken(self) -> tuple[str, ...]:
+        """The columns dropped or retyped: they break what reads them; an added one does not."""
+        return (*(c for c, _ in self.dropped), *(c for c, _, _ in self.retyped))
+
+    @property
     def breaking(self) -> bool:
-        """A dropped or retyped column breaks what reads it; an added one does not."""
-        return bool(self.dropped or self.retyped)
+        return bool(self.broken)
 
     def summary(self) -> str:
         """The change in words: `+c (type)`, `-c`, `c: old -> new`."""

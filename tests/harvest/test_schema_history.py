@@ -18,6 +18,8 @@ from openlineage_fixtures import event_by_event
 from lineagegraph.alerts_settings import AlertSettings
 from lineagegraph.cli import cli
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.harvest.dbt import harvest_dbt
+from lineagegraph.harvest.dbt.artifacts import iso_ms
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.output import FORMATS
 from lineagegraph.questions.alerts import evaluate
@@ -176,3 +178,79 @@ def test_schema_history_command_prints_every_format(
         else:
             assert "breaking" in result.output and "amount" in result.output
             assert "id: int -> bigint" in result.output
+
+
+def _model(name: str, sql: str, *parents: str) -> dict[str, Any]:
+    return {
+        "unique_id": f"model.shop.{name}", "resource_type": "model", "name": name,
+        "alias": name, "database": "shop", "schema": "main",
+        "config": {"materialized": "table"}, "columns": {},
+        "depends_on": {"nodes": [f"model.shop.{p}" for p in parents]}, "compiled_code": sql,
+    }  # fmt: skip
+
+
+def _dbt_target(path: Path, generated: str, orders: dict[str, str]) -> Path:
+    """A dbt target: orders, and revenue built from it; the catalog lists their columns as the
+    warehouse had them at `generated` (orders' given, in order)."""
+    path.mkdir()
+    (path / "manifest.json").write_text(json.dumps({
+        "metadata": {"dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json",
+                     "adapter_type": "duckdb", "project_name": "shop", "generated_at": generated},
+        "nodes": {
+            "model.shop.orders": _model("orders", "select 1 as id, 2.5 as amount"),
+            "model.shop.revenue": _model(
+                "revenue", "select id, amount as total from shop.main.orders", "orders"
+            ),
+        },
+        "sources": {},
+    }))  # fmt: skip
+
+    def columns(listed: dict[str, str]) -> dict[str, Any]:
+        return {
+            n: {"name": n, "type": t, "index": i + 1} for i, (n, t) in enumerate(listed.items())
+        }
+
+    (path / "catalog.json").write_text(json.dumps({
+        "metadata": {"generated_at": generated},
+        "nodes": {
+            "model.shop.orders": {"columns": columns(orders)},
+            "model.shop.revenue": {"columns": columns({"id": "INTEGER", "total": "DOUBLE"})},
+        },
+        "sources": {},
+    }))  # fmt: skip
+    return path
+
+
+def test_dbt_catalogs_before_and_after_an_alter_give_a_dated_retype(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Two catalog.json of the same project, before and after `ALTER TABLE orders ALTER id
+    TYPE BIGINT`: a retype of a column that feeds revenue.id, dated by the second catalog."""
+    before = "2024-05-01T00:00:00Z"
+    after = "2024-05-02T00:00:00Z"
+    orders = {"id": "INTEGER", "amount": "DECIMAL(10,2)"}
+    namespace = "duckdb://shop.duckdb"
+    harvest_dbt(store, _dbt_target(tmp_path / "before", before, orders), namespace=namespace)
+    target = _dbt_target(tmp_path / "after", after, orders | {"id": "BIGINT"})
+    harvest_dbt(store, target, namespace=namespace)
+    harvest_dbt(store, target, namespace=namespace)  # again: nothing new
+    urn = "duckdb://shop.duckdb/shop.main.orders"
+    history = schema_history(store, urn)
+    assert [(v.at, v.hash == history.versions["dbt"][0].hash) for v in history.versions["dbt"]] == [
+        (iso_ms(before, ""), True),
+        (iso_ms(after, ""), False),
+    ]
+    (change,) = history.changes()
+    assert (change.source, change.at, change.retyped) == (
+        "dbt",
+        iso_ms(after, ""),
+        (("id", "INTEGER", "BIGINT"),),
+    )
+    assert change.added == change.dropped == ()
+    (alert,) = [
+        a for a in evaluate(store, AlertSettings(), iso_ms(after, "")) if a.rule == "schema_change"
+    ]
+    assert alert.severity == "critical"
+    assert alert.cause.endswith("feeds duckdb://shop.duckdb/shop.main.revenue#id")
+    # revenue's schema did not change: one version, no alert about it
+    assert len(schema_history(store, "duckdb://shop.duckdb/shop.main.revenue").versions["dbt"]) == 1

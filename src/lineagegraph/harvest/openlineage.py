@@ -268,9 +268,9 @@ class EventMapper:
             self._described[urn] = described
         return Asset(urn, *described, at, props if props is not None else {})
 
-    def items(self, located: Located) -> list[Item]:
+    def items(self, located: Located) -> list[Item | SchemaSeen]:
         """The graph values of one COMPLETE event."""
-        out: list[Item] = []
+        out: list[Item | SchemaSeen] = []
         for piece in self.pieces(located).pieces:
             if isinstance(piece, ColumnSet):
                 out.extend(piece.shape.items(piece.at, piece.via))

@@ -312,7 +312,7 @@ def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Ale
     }
     found = {urn: sorted(cs, key=lambda c: (c.at, c.source)) for urn, cs in found.items() if cs}
     asked = [
-        {"asset": urn, "columns": sorted({c for x in cs for c, *_ in (*x.dropped, *x.retyped)})}
+        {"asset": urn, "columns": sorted({c for x in cs for c in x.broken})}
         for urn, cs in found.items()
     ]
     reads = {

@@ -45,6 +45,14 @@ class Artifacts:
     def generated_ms(self) -> int:
         return iso_ms(self.manifest["metadata"].get("generated_at"), self.target / "manifest.json")
 
+    @property
+    def catalog_ms(self) -> int:
+        """When the catalog was read from the warehouse (its schemas' time), else the
+        manifest's time."""
+        metadata = (self.catalog or {}).get("metadata")
+        at = metadata.get("generated_at") if isinstance(metadata, dict) else None
+        return self.generated_ms if at is None else iso_ms(at, self.target / "catalog.json")
+
 
 def load(target: Path) -> Artifacts:
     """Read a target directory (or a manifest.json path); the manifest must be there."""

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.base import GraphStore
@@ -25,7 +25,7 @@ from lineagegraph.harvest.dbt.project import SYSTEM, Project
 from lineagegraph.harvest.dbt.settings import DEFAULT_META_KEYS
 from lineagegraph.harvest.tag_changes import tag_changes
 from lineagegraph.masking import DEFAULT_NAMES
-from lineagegraph.model import CheckResult, Item
+from lineagegraph.model import CheckResult
 from lineagegraph.pipeline import HarvestRun, harvest_run
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 CHUNK = 2000  # values handed from the parsing thread to the writer at a time
 AHEAD = 8  # chunks parsed ahead of the writer at most: bounds memory
+T = TypeVar("T")
 
 
 @dataclass
@@ -169,16 +170,16 @@ def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
     )
 
 
-def parsed_ahead(items: Iterable[Item]) -> Iterator[Item]:
+def parsed_ahead(items: Iterable[T]) -> Iterator[T]:
     """`items`, produced on a thread of their own: parsing SQL (Python) and writing (the store
     server, while this thread waits on its socket) then use both cores. Order is kept, so
     nodes still come before the edges that need them; an error in parsing is raised here."""
-    chunks: queue.Queue[list[Item] | BaseException | None] = queue.Queue(AHEAD)
+    chunks: queue.Queue[list[T] | BaseException | None] = queue.Queue(AHEAD)
     stop = threading.Event()
 
     def produce() -> None:
         try:
-            chunk: list[Item] = []
+            chunk: list[T] = []
             for item in items:
                 chunk.append(item)
                 if len(chunk) >= CHUNK:

@@ -34,6 +34,7 @@ from lineagegraph.model import (
     Scalar,
     Transformation,
 )
+from lineagegraph.schemas import Fields, SchemaSeen
 
 SYSTEM = "dbt"
 RELATIONS = ("model", "seed", "snapshot")  # node types that are tables (unless ephemeral)
@@ -75,6 +76,7 @@ class Project:
         self.urns: dict[str, str] = {}  # unique_id -> urn, for every relation
         self.ephemeral: set[str] = set()
         self._columns: dict[str, list[str]] = {}
+        self._schemas: dict[str, Fields] = {}  # unique_id -> the catalog's (column, type)
         for unique_id, node in self.nodes.items():
             kind = node.get("resource_type")
             if kind == "source" or kind in RELATIONS:
@@ -138,6 +140,9 @@ class Project:
         defect = catalog_defect(entry) if entry is not None else None
         if defect is None and entry and entry.get("columns"):
             by_index = sorted(entry["columns"].values(), key=lambda c: c.get("index") or 0)
+            self._schemas[unique_id] = tuple(
+                (c["name"], c["type"] if isinstance(c.get("type"), str) else None) for c in by_index
+            )
             return [c["name"] for c in by_index]
         if defect is not None:
             self.report.add("skipped_bad_catalog_entries")
@@ -151,8 +156,9 @@ class Project:
             for k, c in declared.items()
         ]
 
-    def items(self) -> Iterator[Item]:
-        """Every asset and its columns first, then transformations, flows and column feeds."""
+    def items(self) -> Iterator[Item | SchemaSeen]:
+        """Every asset, its columns and its schema as the catalog read it (at the catalog's
+        time) first, then transformations, flows and column feeds."""
         for unique_id, urn in self.urns.items():
             node = self.nodes[unique_id]
             kind = str(node.get("resource_type"))
@@ -173,6 +179,8 @@ class Project:
                     continue
                 self.report.add("columns")
                 yield Column(column, urn, name, self.at)
+            if unique_id in self._schemas:
+                yield SchemaSeen(urn, SYSTEM, self.artifacts.catalog_ms, self._schemas[unique_id])
         for unique_id, urn in self.urns.items():
             if self.nodes[unique_id].get("resource_type") in BUILT:
                 yield from self._built(unique_id, urn)
