@@ -14,6 +14,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from openlineage_fixtures import event_by_event
+from snowflake_fixtures import (
+    NOW,
+    AccountUsage,
+    Query,
+    accessed,
+    modified,
+    snowflake_settings,
+)
+from snowflake_fixtures import urn as snowflake_urn_of
 
 from lineagegraph.alerts_settings import AlertSettings
 from lineagegraph.cli import cli
@@ -21,6 +30,7 @@ from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.dbt import harvest_dbt
 from lineagegraph.harvest.dbt.artifacts import iso_ms
 from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.output import FORMATS
 from lineagegraph.questions.alerts import evaluate
 from lineagegraph.questions.schemas import schema_history
@@ -254,3 +264,48 @@ def test_dbt_catalogs_before_and_after_an_alter_give_a_dated_retype(
     assert alert.cause.endswith("feeds duckdb://shop.duckdb/shop.main.revenue#id")
     # revenue's schema did not change: one version, no alert about it
     assert len(schema_history(store, "duckdb://shop.duckdb/shop.main.revenue").versions["dbt"]) == 1
+
+
+def test_snowflake_columns_date_a_drop_by_deleted(
+    store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
+) -> None:
+    """ACCOUNT_USAGE.COLUMNS with a DELETED row: the drop is dated by it, the schema as it
+    stands by the harvest; a table no lineage names gets no versions."""
+    orders, daily = "RAW.PUBLIC.ORDERS", "ANALYTICS.CORE.ORDERS_DAILY"
+    account_usage.add(
+        Query(
+            "q1",
+            NOW - 5 * HOUR,
+            direct=[accessed(orders, "AMOUNT")],
+            modified=[modified(daily, {"TOTAL": [(orders, "AMOUNT")]})],
+            query_type="INSERT",
+        )
+    )
+    dropped = NOW - 2 * HOUR
+    account_usage.add_column(orders, "ID", "NUMBER", 1, precision=38, scale=0)
+    account_usage.add_column(
+        orders, "AMOUNT", "NUMBER", 2, precision=10, scale=2, deleted_at=dropped
+    )
+    account_usage.add_column(orders, "NOTE", "TEXT", 3, length=100)
+    account_usage.add_column(daily, "TOTAL", "NUMBER", 1, precision=12, scale=2)
+    account_usage.add_column("OTHER.X.UNSEEN", "A", "TEXT", 1, length=1)
+    settings = snowflake_settings(fakesnow_server)
+    for now in (NOW, NOW + HOUR):  # a second harvest changes nothing but the last sighting
+        connection = connect(settings.snowflake)
+        try:
+            report = harvest(store, settings, connection, now=now)
+        finally:
+            connection.close()
+        assert report.status == "success", report.warnings
+    with_amount = [["ID", "NUMBER(38,0)"], ["AMOUNT", "NUMBER(10,2)"], ["NOTE", "TEXT(100)"]]
+    total = [["TOTAL", "NUMBER(12,2)"]]
+    assert versions(store) == [
+        [snowflake_urn_of(daily), "snowflake", NOW, NOW + HOUR, json.dumps(total)],
+        [snowflake_urn_of(orders), "snowflake", dropped - 1, dropped - 1, json.dumps(with_amount)],
+        [snowflake_urn_of(orders), "snowflake", dropped, NOW + HOUR,
+         json.dumps([with_amount[0], with_amount[2]])],
+    ]  # fmt: skip
+    (alert,) = [a for a in evaluate(store, AlertSettings(), NOW) if a.rule == "schema_change"]
+    assert alert.subject == snowflake_urn_of(orders) and alert.severity == "critical"
+    assert alert.since == dropped
+    assert alert.cause.endswith(f"-AMOUNT; feeds {snowflake_urn_of(daily)}#TOTAL")

@@ -2,8 +2,8 @@
 
 The demo fills these views through the real connector, and so do the Snowflake harvester's
 tests: ACCESS_HISTORY's VARIANT entries (direct and base objects, modified objects with
-per-column sources, stages by name, DDL), QUERY_HISTORY rows, OBJECT_DEPENDENCIES and
-TAG_REFERENCES.
+per-column sources, stages by name, DDL), QUERY_HISTORY rows, OBJECT_DEPENDENCIES,
+TAG_REFERENCES and COLUMNS.
 """
 
 from __future__ import annotations
@@ -46,11 +46,20 @@ CREATE OR REPLACE TABLE SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES (
     object_name VARCHAR, object_deleted TIMESTAMP_LTZ, domain VARCHAR, column_id NUMBER,
     column_name VARCHAR, apply_method VARCHAR)
 """
+COLUMNS_DDL = """
+CREATE OR REPLACE TABLE SNOWFLAKE.ACCOUNT_USAGE.COLUMNS (
+    column_id NUMBER, column_name VARCHAR, table_id NUMBER, table_name VARCHAR,
+    table_schema_id NUMBER, table_schema VARCHAR, table_catalog_id NUMBER,
+    table_catalog VARCHAR, ordinal_position NUMBER, is_nullable VARCHAR, data_type VARCHAR,
+    character_maximum_length NUMBER, numeric_precision NUMBER, numeric_scale NUMBER,
+    comment VARCHAR, deleted TIMESTAMP_LTZ)
+"""
 VIEWS = {
     "ACCESS_HISTORY": ACCESS_HISTORY_DDL,
     "QUERY_HISTORY": QUERY_HISTORY_DDL,
     "OBJECT_DEPENDENCIES": OBJECT_DEPENDENCIES_DDL,
     "TAG_REFERENCES": TAG_REFERENCES_DDL,
+    "COLUMNS": COLUMNS_DDL,
 }
 
 
@@ -303,5 +312,43 @@ class AccountUsage:
                 "s": parts[1],
                 "n": parts[2],
                 "column": column,
+            },
+        )
+
+    def add_column(
+        self,
+        table: str,
+        column: str,
+        data_type: str,
+        position: int,
+        *,
+        length: int | None = None,
+        precision: int | None = None,
+        scale: int | None = None,
+        deleted_at: int | None = None,
+    ) -> None:
+        """One COLUMNS row: `table` is DB.SCHEMA.NAME as stored (no dots inside); a column
+        dropped keeps its row with the time of the drop in DELETED."""
+        parts = table.split(".")
+        self.sql(
+            "INSERT INTO SNOWFLAKE.ACCOUNT_USAGE.COLUMNS SELECT %(cid)s, %(column)s, %(tid)s,"
+            " %(n)s, %(sid)s, %(s)s, %(did)s, %(db)s, %(position)s, 'YES', %(type)s,"
+            " %(length)s, %(precision)s, %(scale)s, NULL,"
+            " IFF(%(deleted)s IS NULL, NULL, TO_TIMESTAMP_LTZ(%(deleted)s, 3))",
+            {
+                "cid": object_id(f"{table}.{column}.{deleted_at}"),
+                "column": column,
+                "tid": object_id(table),
+                "n": parts[2],
+                "sid": object_id(".".join(parts[:2])),
+                "s": parts[1],
+                "did": object_id(parts[0]),
+                "db": parts[0],
+                "position": position,
+                "type": data_type,
+                "length": length,
+                "precision": precision,
+                "scale": scale,
+                "deleted": deleted_at,
             },
         )

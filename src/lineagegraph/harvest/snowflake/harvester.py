@@ -37,6 +37,7 @@ from lineagegraph.harvest.snowflake.access_history import (
     MalformedRow,
     RowConverter,
 )
+from lineagegraph.harvest.snowflake.schemas import schema_sightings
 from lineagegraph.harvest.snowflake.settings import SnowflakeSettings
 from lineagegraph.harvest.snowflake.stages import (
     StageResolver,
@@ -264,6 +265,8 @@ def harvest(
         listing.object_dependencies(listing.external_tables())
         if cfg.tags:
             listing.tags(run.id, cfg.tag_key)
+        if cfg.schemas:
+            listing.schemas(start)
         report.warnings.extend(describe_unresolved(resolver.unresolved))
         # never backwards: a replayed overlap may hold nothing newer than the last watermark
         run.watermark = max((w for w in (newest, previous) if w is not None), default=None)
@@ -485,6 +488,26 @@ class _Listing:
         write_tags(
             found, self.store, self.writer, prefix, now=self.now, run_id=run_id, counts=counts
         )
+
+    def schemas(self, start: int) -> None:
+        """COLUMNS as schema versions (harvest/snowflake/schemas.py), of the tables in the
+        graph; a role that cannot read it gets a warning and the rest of the harvest."""
+        what = queries.COLUMNS_VIEW
+        try:
+            cursor = self.session.execute(what, queries.COLUMNS, {"start_ms": start})
+            rows = (row for batch in self._batches(cursor, what) for row in batch)
+            problems: list[str] = []  # a table's rows may straddle batches: read as one stream
+            self.writer.add_all(schema_sightings(rows, self.account, self.now, problems))
+        except HarvestError as exc:
+            self._warn(f"{exc}; no schemas read (snowflake.schemas = false stops trying)")
+            return
+        self.writer.flush()
+        for problem in problems:
+            self._warn(problem)
+
+    def _batches(self, cursor: SnowflakeCursor, what: str) -> Iterator[list[Any]]:
+        while batch := self.session.fetch(cursor, 10_000, what):
+            yield batch
 
     def _ensure_row(self, urn: str, domain: Any) -> dict[str, Any]:
         props = {"domain": str(domain).capitalize()}

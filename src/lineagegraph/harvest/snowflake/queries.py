@@ -16,6 +16,7 @@ ACCESS_HISTORY_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY"
 QUERY_HISTORY_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY"
 OBJECT_DEPENDENCIES_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.OBJECT_DEPENDENCIES"
 TAG_REFERENCES_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.TAG_REFERENCES"
+COLUMNS_VIEW = "SNOWFLAKE.ACCOUNT_USAGE.COLUMNS"
 
 # One row per query since a watermark, oldest first, with its QUERY_HISTORY facts. The VARIANT
 # columns come back as JSON text and are parsed in Python, so one malformed row can be skipped
@@ -144,3 +145,23 @@ ALL_STATEMENTS: dict[str, tuple[str, dict[str, object]]] = {
         {"start_ms": 1_700_000_000_000, "end_ms": 1_700_010_000_000},
     ),
 }
+
+# Every column of every table as it stands, and those dropped since the harvest's window began
+# (their DELETED time dates the drop): schema versions (harvest/snowflake/schemas.py). Grouped by
+# table, so a table's rows come together however many `fetchmany` calls it takes.
+COLUMNS = """
+SELECT
+    table_catalog AS "TABLE_CATALOG",
+    table_schema AS "TABLE_SCHEMA",
+    table_name AS "TABLE_NAME",
+    column_name AS "COLUMN_NAME",
+    data_type AS "DATA_TYPE",
+    character_maximum_length AS "CHARACTER_MAXIMUM_LENGTH",
+    numeric_precision AS "NUMERIC_PRECISION",
+    numeric_scale AS "NUMERIC_SCALE",
+    DATE_PART(EPOCH_MILLISECOND, deleted) AS "DELETED_MS"
+FROM SNOWFLAKE.ACCOUNT_USAGE.COLUMNS
+WHERE table_catalog IS NOT NULL AND table_schema IS NOT NULL AND table_name IS NOT NULL
+    AND (deleted IS NULL OR deleted >= TO_TIMESTAMP_LTZ(%(start_ms)s, 3))
+ORDER BY table_catalog, table_schema, table_name, ordinal_position, column_name
+"""

@@ -67,6 +67,12 @@ class SnowflakeSettings(Section):
         description="Read ACCOUNT_USAGE.TAG_REFERENCES each harvest: tags on tables and "
         "columns become classifications (source snowflake).",
     )
+    schemas: bool = Field(
+        True,
+        description="Read ACCOUNT_USAGE.COLUMNS each harvest: the columns and types of the "
+        "tables in the graph as schema versions, a dropped column dated by its DELETED time, "
+        "an added or retyped one by the harvest that sees it.",
+    )
     tag_key: Literal["name", "qualified"] = Field(
         "name",
         description="Key of a Snowflake tag: 'name' (the tag's name in lower case, so PII "
