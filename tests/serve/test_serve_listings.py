@@ -206,3 +206,50 @@ def test_names_holding_a_line_break_open_by_their_listed_names(server: Server) -
     unencoded = server.get(f"/api/v1/namespaces/{quote('s3://b', safe='')}/datasets/in%0Abox")
     assert unencoded.status_code == 200, unencoded.text
     assert get(server, "night\nshift").json()["name"] == "night\nshift"
+
+
+def test_dataset_versions_a_version_per_schema_change(server: Server) -> None:
+    """Marquez's DatasetVersionList: the schema facets of three runs, the second dropping a
+    column; a version per change, newest first, paged; the name may hold '/'."""
+
+    def run(day: int, fields: list[tuple[str, str]]) -> dict[str, Any]:
+        schema = {
+            "_producer": "tests",
+            "fields": [{"name": n, "type": t} for n, t in fields],
+            "_schemaURL": "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+        }
+        return {"eventType": "COMPLETE", "eventTime": f"2024-05-0{day}T10:00:00Z",
+                "run": {"runId": f"0190a9f0-0000-7000-8000-00000000010{day}"},
+                "job": {"namespace": JOBS, "name": "load"}, "producer": "tests",
+                "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+                "inputs": [],
+                "outputs": [{"namespace": "s3://b", "name": "sales/orders",
+                             "facets": {"schema": schema}}]}  # fmt: skip
+
+    wide = [("id", "long"), ("amount", "double")]
+    batch = [run(1, wide), run(2, wide[:1]), run(3, wide[:1])]
+    assert server.post(json.dumps(batch)).status_code == 201
+    for _ in range(300):  # ingestion runs about twice a second
+        got = get(server, "s3://b", "datasets", "sales/orders", "versions")
+        if got.ok and got.json()["totalCount"] == 2:
+            break
+        time.sleep(0.1)
+    answer = got.json()
+    assert answer["totalCount"] == 2
+    newest, first = answer["versions"]
+    assert (newest["createdAt"], first["createdAt"]) == (
+        "2024-05-02T10:00:00Z",
+        "2024-05-01T10:00:00Z",
+    )
+    assert newest["fields"] == [{"name": "id", "type": "long", "tags": [], "description": None}]
+    assert [f["name"] for f in first["fields"]] == ["id", "amount"]
+    assert newest["id"] == {"namespace": "s3://b", "name": "sales/orders",
+                            "version": newest["version"]}  # fmt: skip
+    assert (newest["source"], newest["lastSeenAt"]) == ("openlineage", "2024-05-03T10:00:00Z")
+    assert newest["version"] != first["version"]
+    # unencoded, as Marquez's UI may send it; paged
+    raw = server.get("/api/v1/namespaces/s3:%2F%2Fb/datasets/sales/orders/versions", offset=1)
+    assert raw.json() == {"totalCount": 2, "versions": [first]}
+    # the dataset itself still opens, and an unknown one is a 404
+    assert get(server, "s3://b", "datasets", "sales/orders").json()["name"] == "sales/orders"
+    assert get(server, "s3://b", "datasets", "sales/nope", "versions").status_code == 404

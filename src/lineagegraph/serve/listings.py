@@ -3,6 +3,8 @@
     GET /api/v1/namespaces/{namespace}                    a Namespace
     GET /api/v1/namespaces/{namespace}/datasets           a DatasetList (limit, offset)
     GET /api/v1/namespaces/{namespace}/datasets/{name}    a Dataset
+    GET .../datasets/{name}/versions                      a DatasetVersionList: a version per
+                                                          schema change (limit, offset)
     GET /api/v1/namespaces/{namespace}/jobs               a JobList (limit, offset)
     GET /api/v1/namespaces/{namespace}/jobs/{name}        a Job
     GET /api/v1/column-lineage?nodeId=datasetField:NS:NAME:FIELD&depth=N&withDownstream=false
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import uuid
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
@@ -32,6 +35,7 @@ from lineagegraph import identity
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.identity import FoldRules, IdentityError, split_column_urn
 from lineagegraph.questions.lineage import suggest
+from lineagegraph.questions.schemas import schema_history
 from lineagegraph.questions.tags import derive_at, tag_list
 from lineagegraph.serve import marquez
 from lineagegraph.serve.events import BadRequest
@@ -101,6 +105,57 @@ def dataset(
             return with_tags(store, tags, [dataset_data(rows[urn])])[0]
     close = suggest(store, urns[0]) if urns else []
     raise NodeNotFound(f"no dataset {name!r} in namespace {namespace!r}", close)
+
+
+def _dataset_urn(store: GraphStore, namespace: str, name: str, rules: FoldRules) -> str | None:
+    urns = identity.openlineage_urns(namespace, name, rules)
+    found = {r["urn"] for r in store.read("serve_assets", {"urns": urns})}
+    return next((urn for urn in urns if urn in found), None)
+
+
+def dataset_or_versions(
+    store: GraphStore,
+    namespace: str,
+    name: str,
+    page: tuple[int, int],
+    rules: FoldRules,
+    tags: TagSettings,
+) -> dict[str, Any]:
+    """A name ending in `/versions` asks for the versions of the dataset before it (Marquez's
+    DatasetVersionList), unless there is no such dataset and the whole name is one."""
+    owner, sep, last = name.rpartition("/")
+    if sep and last == "versions" and owner:
+        urn = _dataset_urn(store, namespace, owner, rules)
+        if urn is not None:
+            return dataset_versions(store, urn, *page)
+    return dataset(store, namespace, name, rules, tags)
+
+
+def dataset_versions(store: GraphStore, urn: str, limit: int, offset: int) -> dict[str, Any]:
+    """A version per schema change as each source reports it (lineagegraph.schemas), newest
+    first, in the shape of Marquez's DatasetVersion; `source` says which source reported it."""
+    namespace, name = identity.openlineage_name(urn)
+    history = schema_history(store, urn)
+    found = sorted(
+        ((source, v) for source, vs in history.versions.items() for v in vs),
+        key=lambda sv: (-sv[1].at, sv[0]),
+    )
+    versions: list[dict[str, Any]] = []
+    for source, v in found[offset : offset + limit]:
+        version = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{urn}#schema:{source}:{v.at}"))
+        versions.append({
+            "id": {"namespace": namespace, "name": name, "version": version},
+            "type": "DB_TABLE", "name": name, "physicalName": name,
+            "createdAt": marquez.iso(v.at), "version": version, "namespace": namespace,
+            "sourceName": namespace,
+            "fields": [
+                {"name": n, "type": t, "tags": [], "description": None} for n, t in v.fields
+            ],
+            "tags": [], "description": None, "createdByRun": None, "facets": {},
+            # lineagegraph's own, beside Marquez's:
+            "source": source, "lastSeenAt": marquez.iso(v.last), "urn": urn,
+        })  # fmt: skip
+    return {"totalCount": len(found), "versions": versions}
 
 
 def jobs(store: GraphStore, namespace: str, limit: int, offset: int) -> dict[str, Any]:
@@ -277,12 +332,13 @@ async def namespace_route(request: Request) -> Response:
         what, name = rest[0], "/".join(rest[1:])
         if what not in ("datasets", "jobs") or (len(rest) > 1 and not name):
             return error(404, f"no route {request.url.path!r}")
-        if name:
-            if what == "datasets":
-                return await _ask(request, dataset, ns, name, rules, tags)
-            return await _ask(request, job, ns, name)
         limit = int_param(request, "limit", LIMIT, 1, MAX_LIMIT)
         offset = int_param(request, "offset", 0, 0, MAX_OFFSET)
+        if name:
+            if what == "datasets":
+                page = (limit, offset)
+                return await _ask(request, dataset_or_versions, ns, name, page, rules, tags)
+            return await _ask(request, job, ns, name)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if what == "datasets":

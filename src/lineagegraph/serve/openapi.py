@@ -205,6 +205,14 @@ OPENAPI: dict[str, Any] = {
         "/api/v1/namespaces/{namespace}/datasets/{dataset}": _get(
             "Marquez's dataset", _NS, _path("dataset", "the dataset's OpenLineage name")
         ),
+        "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions": _get(
+            "Marquez's dataset versions: a version per change of the dataset's schema (its "
+            "columns and their types) as each source reports it, newest first; `source` names "
+            "the source",
+            _NS,
+            _path("dataset", "the dataset's OpenLineage name"),
+            *_PAGE,
+        ),
         "/api/v1/namespaces/{namespace}/jobs": _get(
             "Marquez's job list: the namespace's jobs with their inputs and outputs", _NS, *_PAGE
         ),
