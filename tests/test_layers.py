@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "lineagegraph.column_links",
             "lineagegraph.values",  # shared values of harvest and reports (globs, pricing)
             "lineagegraph.masking",  # functions that mask, for every source's column lineage
+            "lineagegraph.schemas",  # schema versions: folding sightings, changes between them
         ],
     ),
     (

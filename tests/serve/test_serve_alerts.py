@@ -55,7 +55,9 @@ def test_serve_notifies_once_and_counts_alerts_firing(tmp_path: Path) -> None:
             firing = samples(server, "lineagegraph_alerts_firing")
             assert firing[(("rule", "freshness"), ("severity", "warning"))] == 1
             assert firing[(("rule", "quality"), ("severity", "critical"))] == 0
-            assert len(firing) == 6  # every rule once: a fixed set of label values
+            # every rule once, schema_change also at critical: a fixed set of label values
+            assert len(firing) == 8
+            assert firing[(("rule", "schema_change"), ("severity", "critical"))] == 0
             waiting = samples(server, "lineagegraph_alert_notifications_waiting")
             assert waiting == {(("receiver", "webhook"),): 0}
             assert SECRET not in server.get("/metrics").text

@@ -37,6 +37,9 @@ DEFAULT_SEVERITY = {
     "schema_change": "warning",
 }
 BREAKING = "critical"  # a schema change that drops or retypes a column something reads
+ALSO_SEVERITIES = {"schema_change": (BREAKING,)}
+"""Severities a rule fires at besides its own (`[alerts] severity`): /metrics keeps a series
+for each, so a rule's series never come and go."""
 FOLDED_RULES = ("freshness", "quality")  # the rules about an asset, folded along lineage
 _ERROR_CHARS = 300
 _CHUNK = 5000

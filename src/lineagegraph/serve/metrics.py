@@ -30,7 +30,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from lineagegraph.alerts_settings import RULES
 from lineagegraph.pipeline import now_ms
-from lineagegraph.questions.alerts import DEFAULT_SEVERITY
+from lineagegraph.questions.alerts import ALSO_SEVERITIES, DEFAULT_SEVERITY
 from lineagegraph.questions.status import Status, graph_status
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
@@ -168,7 +168,8 @@ def _alert_metrics(s: Service) -> Iterator[Metric]:
     severity = DEFAULT_SEVERITY | s.settings.alerts.severity
     counts = Counter((a.rule, a.severity) for a in loop.last.alerts)
     for rule in RULES:
-        firing.add_metric([rule, severity[rule]], counts[rule, severity[rule]])
+        for level in dict.fromkeys((severity[rule], *ALSO_SEVERITIES.get(rule, ()))):
+            firing.add_metric([rule, level], counts[rule, level])
     waiting = _gauge(
         "alert_notifications_waiting",
         "Notifications a receiver has not taken yet (resent at the next evaluation)",
