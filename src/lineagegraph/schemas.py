@@ -1,4 +1,4 @@
-"""Schemas over time (shared/DESIGN.md §9): the (column, type) set an asset has, as each source
+"""Schemas over time (docs/graph-model.md): the (column, type) set an asset has, as each source
 reports it, kept as versions: one per change, dated by the source's event time.
 
 A source's sightings of an asset's schema, in time order, collapse into runs of the same
