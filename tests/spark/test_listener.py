@@ -69,6 +69,12 @@ def test_parquet_read_and_write_with_column_lineage(
     assert (mode, command, runs) == ("Overwrite", "InsertIntoHadoopFsRelationCommand", 1)
     assert rows(graph, "MATCH (:Transformation {urn: $t})-[:READS_FROM]->(a) RETURN a.urn", t=urn)
     assert lineage.counts["actions_recorded"] == 2  # the in-memory write names only its output
+    # the output's schema, with the types of the query that wrote it
+    assert rows(
+        graph,
+        "MATCH (:Asset {urn: $dst})-[:HAS_SCHEMA]->(v:SchemaVersion) RETURN v.source, v.fields",
+        dst=dst,
+    ) == [["spark", json.dumps([["person", "bigint"], ["label", "string"]])]]
 
 
 def test_csv_join_and_aggregation_follow_expression_ids(

@@ -29,6 +29,7 @@ from lineagegraph.model import (
     Scalar,
     Transformation,
 )
+from lineagegraph.schemas import Fields, SchemaSeen
 from lineagegraph.spark.plan import Captured, Node, Relation, iter_nodes
 
 if TYPE_CHECKING:
@@ -113,11 +114,17 @@ class SparkAction:
     inputs: list[DatasetRef] = field(default_factory=list)
     columns: list[str] = field(default_factory=list)
     links: list[ColumnLink] = field(default_factory=list)
+    types: list[str] = field(default_factory=list)  # of `columns` when known (spooled older: [])
     unknown_nodes: list[str] = field(default_factory=list)
 
     @property
     def run_id(self) -> str:
         return f"{self.app_id}#{self.execution_id}"
+
+    def fields(self) -> Fields:
+        """The output's (column, type): types None when not known (older spool records)."""
+        types = self.types if len(self.types) == len(self.columns) else [None] * len(self.columns)
+        return tuple(zip(self.columns, types, strict=True))
 
     @property
     def transformation_urn(self) -> str:
@@ -209,6 +216,7 @@ def analyze(captured: Captured, app: AppInfo, naming: Naming) -> Analysis:
         inputs=list(inputs.values()),
         columns=names,
         links=links,
+        types=list(write.types or ()) if len(write.types or ()) == len(names) else [],
         unknown_nodes=sorted(tracer.unknown),
     )
     return Analysis(action, unknown_nodes=action.unknown_nodes, problems=problems)
@@ -475,8 +483,9 @@ class _Tracer:
 # --- graph values -------------------------------------------------------------------------
 
 
-def action_items(action: SparkAction) -> Iterator[Item]:
-    """The assets, transformation, flows and column lineage of one action."""
+def action_items(action: SparkAction) -> Iterator[Item | SchemaSeen]:
+    """The assets, transformation, flows and column lineage of one action, and its output's
+    schema (source spark, at the action's start)."""
     via = action.transformation_urn
     at = action.at
     for ref in [*action.inputs, action.output]:
@@ -496,6 +505,8 @@ def action_items(action: SparkAction) -> Iterator[Item]:
     for ref in action.inputs:
         yield Flow(ref.urn, action.output.urn, at, via)
     yield from column_items(action.output.urn, action.columns, action.links, at, via)
+    if action.columns:
+        yield SchemaSeen(action.output.urn, "spark", at, action.fields())
 
 
 def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAction]) -> None:
@@ -585,7 +596,10 @@ def to_openlineage(action: SparkAction, job_namespace: str) -> dict[str, Any]:
         output["facets"]["schema"] = _facet(
             "SchemaDatasetFacet",
             "SchemaDatasetFacet",
-            fields=[{"name": column} for column in action.columns],
+            fields=[
+                {"name": column, **({"type": kind} if kind else {})}
+                for column, kind in action.fields()
+            ],
         )
     if action.mode == "Overwrite":
         output["facets"]["lifecycleStateChange"] = _facet(

@@ -49,12 +49,14 @@ class Relation:
 
 @dataclass(frozen=True)
 class Write:
-    """The write command at the root of the plan: its target, mode and column names."""
+    """The write command at the root of the plan: its target, mode, column names and their
+    types (Spark's simple strings: `bigint`, `decimal(10,2)`), when the command says."""
 
     command: str
     target: Relation
     mode: str | None
     columns: tuple[str, ...] | None
+    types: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -281,6 +283,15 @@ def _name_options(options: Any) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(found))
 
 
+def _types(plan: Any) -> tuple[str, ...] | None:
+    """The types of the columns a command writes (its query's schema), or None: a schema
+    version without types is still one (lineagegraph.schemas), lineage must not wait on it."""
+    try:
+        return tuple(str(f.dataType().simpleString()) for f in plan.query().schema().fields())
+    except Exception:  # a JVM error on the schema costs the types only
+        return None
+
+
 def read_write(kind: str, plan: Any, qe: Any) -> Write | None:
     """The target of a write command at the root of the plan, or None for anything else."""
     if kind == "InsertIntoHadoopFsRelationCommand":
@@ -292,10 +303,12 @@ def read_write(kind: str, plan: Any, qe: Any) -> Write | None:
         )
         if target.kind == "table" and target.location is None:
             target = Relation("table", table=target.table, location=str(plan.outputPath()))
-        return Write(kind, target, str(plan.mode()), _strings(plan.outputColumnNames()))
+        columns = _strings(plan.outputColumnNames())
+        return Write(kind, target, str(plan.mode()), columns, _types(plan))
     if kind == "CreateDataSourceTableAsSelectCommand":
         target = _table(plan.table(), qe.sparkSession())
-        return Write(kind, target, str(plan.mode()), _strings(plan.outputColumnNames()))
+        columns = _strings(plan.outputColumnNames())
+        return Write(kind, target, str(plan.mode()), columns, _types(plan))
     if kind == "SaveAsV1TableCommand":
         return Write(kind, _table(plan.tableDesc(), qe.sparkSession()), str(plan.mode()), None)
     if kind == "SaveIntoDataSourceCommand":
