@@ -38,9 +38,11 @@ from lineagegraph.questions.answers import (
     downstream,
     impact,
     path,
+    schema_history,
     traversal,
     upstream,
 )
+from lineagegraph.questions.schemas import SchemaHistory
 from lineagegraph.questions.tag_answers import TagsAnswer
 from lineagegraph.questions.tag_answers import tags_of as tags
 from lineagegraph.reports.options import build_options
@@ -52,11 +54,13 @@ from lineagegraph.settings import load_settings as _load_settings
 __all__ = [
     "ColumnLineage", "ConfigError", "GraphStore", "HarvestError", "HarvestReport", "Harvester",
     "ImpactAnswer", "LineageGraphError", "Paths", "Progress", "QueryError", "Report", "Result",
-    "Settings", "SourceResult", "StoreError", "TagsAnswer", "Tick", "Traversal", "check",
+    "SchemaHistory", "Settings", "SourceResult", "StoreError", "TagsAnswer", "Tick", "Traversal",
+    "check",
     "columns",
     "cost_report",
     "downstream", "harvest_all", "harvest_source", "harvester", "harvesters", "impact",
-    "load_settings", "no_progress", "open_store", "orphans", "path", "tags", "traversal",
+    "load_settings", "no_progress", "open_store", "orphans", "path", "schema_history", "tags",
+    "traversal",
     "upstream",
     "write_file",
 ]  # fmt: skip

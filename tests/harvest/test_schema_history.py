@@ -33,7 +33,7 @@ from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.output import FORMATS
 from lineagegraph.questions.alerts import evaluate
-from lineagegraph.questions.schemas import schema_history
+from lineagegraph.questions.schemas import history_of
 
 ORDERS_NAME = "shop.public.orders"
 ORDERS = f"postgres://db:5432/{ORDERS_NAME}"
@@ -139,7 +139,7 @@ def test_a_dropped_column_that_feeds_downstream_is_a_breaking_change(
     event_by_event(store, events)
     assert versions(store) == expected
 
-    history = schema_history(store, ORDERS)
+    history = history_of(store, ORDERS)
     (change,) = history.changes()
     assert (change.at, change.source) == (day(2), "openlineage")
     assert change.dropped == (("amount", "decimal(10,2)"),)
@@ -245,7 +245,7 @@ def test_dbt_catalogs_before_and_after_an_alter_give_a_dated_retype(
     harvest_dbt(store, target, namespace=namespace)
     harvest_dbt(store, target, namespace=namespace)  # again: nothing new
     urn = "duckdb://shop.duckdb/shop.main.orders"
-    history = schema_history(store, urn)
+    history = history_of(store, urn)
     assert [(v.at, v.hash == history.versions["dbt"][0].hash) for v in history.versions["dbt"]] == [
         (iso_ms(before, ""), True),
         (iso_ms(after, ""), False),
@@ -263,7 +263,7 @@ def test_dbt_catalogs_before_and_after_an_alter_give_a_dated_retype(
     assert alert.severity == "critical"
     assert alert.cause.endswith("feeds duckdb://shop.duckdb/shop.main.revenue#id")
     # revenue's schema did not change: one version, no alert about it
-    assert len(schema_history(store, "duckdb://shop.duckdb/shop.main.revenue").versions["dbt"]) == 1
+    assert len(history_of(store, "duckdb://shop.duckdb/shop.main.revenue").versions["dbt"]) == 1
 
 
 def test_snowflake_columns_date_a_drop_by_deleted(

@@ -26,7 +26,6 @@ from lineagegraph.errors import UsageError
 from lineagegraph.output import FORMATS as ROW_FORMATS
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
-from lineagegraph.questions.schemas import schema_history
 from lineagegraph.render.formats import FORMATS
 
 
@@ -278,5 +277,5 @@ def schema_history_command(app: App, name: str, fmt: str, output: Path | None) -
       lineagegraph schema-history postgres://db:5432/shop.public.orders --format json
     """
     with read_store(app) as store:
-        answer = schema_history(store, lineage.resolve(store, app.settings, name))
+        answer = answers.schema_history(store, app.settings, name)
     emit(answer.render(fmt), output)

@@ -14,6 +14,7 @@ from lineagegraph.graph.base import GraphStore
 from lineagegraph.questions import lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
 from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.questions.schemas import SchemaHistory, history_of
 from lineagegraph.questions.tags import asset_tags
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
@@ -228,3 +229,8 @@ def columns(
         for d in directions
     }
     return ColumnLineage(start, depth, found)
+
+
+def schema_history(store: GraphStore, settings: Settings, name: str) -> SchemaHistory:
+    """NAME's schema versions as each source reports them, and the changes between them."""
+    return history_of(store, lineage.resolve(store, settings, name))

@@ -78,7 +78,7 @@ class SchemaHistory:
         return format_rows(COLUMNS, rows, fmt)
 
 
-def schema_history(store: Reads, urn: str) -> SchemaHistory:
+def history_of(store: Reads, urn: str) -> SchemaHistory:
     """The schema versions of the asset `urn` (already resolved), by source."""
     versions: dict[str, list[Version]] = {}
     for row in store.read("schema_history", {"urn": urn}):

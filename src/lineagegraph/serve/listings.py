@@ -35,7 +35,7 @@ from lineagegraph import identity
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.identity import FoldRules, IdentityError, split_column_urn
 from lineagegraph.questions.lineage import suggest
-from lineagegraph.questions.schemas import schema_history
+from lineagegraph.questions.schemas import history_of
 from lineagegraph.questions.tags import derive_at, tag_list
 from lineagegraph.serve import marquez
 from lineagegraph.serve.events import BadRequest
@@ -135,7 +135,7 @@ def dataset_versions(store: GraphStore, urn: str, limit: int, offset: int) -> di
     """A version per schema change as each source reports it (lineagegraph.schemas), newest
     first, in the shape of Marquez's DatasetVersion; `source` says which source reported it."""
     namespace, name = identity.openlineage_name(urn)
-    history = schema_history(store, urn)
+    history = history_of(store, urn)
     found = sorted(
         ((source, v) for source, vs in history.versions.items() for v in vs),
         key=lambda sv: (-sv[1].at, sv[0]),
