@@ -87,7 +87,15 @@ def fields_of(text: str) -> Fields:
 
 def insert(versions: list[Version], at: int, hash_: str, fields: Fields) -> None:
     """Fold the sighting (at, hash) into `versions` (sorted by `at`, neighbours differ)."""
-    i = bisect.bisect_right([v.at for v in versions], at) - 1
+    if versions and versions[-1].at <= at:  # the common case: a report newer than the last
+        i = len(versions) - 1
+        if versions[i].hash == hash_:
+            if at > versions[i].last:
+                held = versions[i]
+                versions[i] = Version(held.at, at, hash_, held.fields)
+            return
+    else:
+        i = bisect.bisect_right(versions, at, key=lambda v: v.at) - 1
     seen = Version(at, at, hash_, fields)
     if i >= 0:
         held = versions[i]
@@ -133,15 +141,20 @@ class SchemaLog:
     sightings (every event of a job repeats its schemas)."""
 
     versions: dict[tuple[str, str], list[Version]] = field(default_factory=dict)
-    _hashes: dict[Fields, str] = field(default_factory=dict)
+    # id(fields) -> (fields, hash): mappers hand the same fields object for every run of a job,
+    # so it is hashed once, not rehashed per report; the object is kept, so its id stays its own
+    _hashes: dict[int, tuple[Fields, str]] = field(default_factory=dict)
 
     def add(self, seen: SchemaSeen, at: int | None = None) -> None:
         """A sighting, at its own time or `at` (a reducer's sighting time)."""
-        hash_ = self._hashes.get(seen.fields)
-        if hash_ is None:
+        known = self._hashes.get(id(seen.fields))
+        if known is not None and known[0] is seen.fields:
+            hash_ = known[1]
+        else:
             if len(self._hashes) > 10_000:
                 self._hashes.clear()
-            hash_ = self._hashes[seen.fields] = schema_hash(seen.fields)
+            hash_ = schema_hash(seen.fields)
+            self._hashes[id(seen.fields)] = (seen.fields, hash_)
         held = self.versions.setdefault((seen.asset, seen.source), [])
         insert(held, seen.at if at is None else at, hash_, seen.fields)
 

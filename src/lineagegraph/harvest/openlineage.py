@@ -18,7 +18,7 @@ import logging
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -244,6 +244,7 @@ class EventMapper:
         self._urns: dict[tuple[str, str], str] = _Cache()
         self._described: dict[str, tuple[AssetKind, str, str]] = _Cache()
         self._shapes: dict[tuple[Any, ...], ColumnShape] = _Cache()
+        self._schemas: dict[tuple[Any, ...], SchemaSeen] = _Cache()
 
     def dataset_urn(self, dataset: Any, where: str) -> str:
         if isinstance(dataset, dict):
@@ -271,9 +272,12 @@ class EventMapper:
     def items(self, located: Located) -> list[Item | SchemaSeen]:
         """The graph values of one COMPLETE event."""
         out: list[Item | SchemaSeen] = []
-        for piece in self.pieces(located).pieces:
+        sighting = self.pieces(located)
+        for piece in sighting.pieces:
             if isinstance(piece, ColumnSet):
                 out.extend(piece.shape.items(piece.at, piece.via))
+            elif isinstance(piece, SchemaSeen):
+                out.append(replace(piece, at=sighting.at))
             else:
                 out.append(piece)
         return out
@@ -482,8 +486,10 @@ class EventMapper:
                 _findable(f"{urn}#{column}", spot)
             shape = ColumnShape.of(column_items(urn, names, [], 0, None))
             self._shapes["schema", urn, names] = shape
-        types = tuple(f["type"] if isinstance(f.get("type"), str) else None for f in fields)
-        seen = SchemaSeen(urn, SYSTEM, at, tuple(zip(names, types, strict=True)))
+        pairs = tuple((f["name"], t if type(t := f.get("type")) is str else None) for f in fields)
+        seen = self._schemas.get((urn, pairs))
+        if seen is None:  # at 0, as the shape's columns: the reducer and `items` stamp times
+            seen = self._schemas[urn, pairs] = SchemaSeen(urn, SYSTEM, 0, pairs)
         return [ColumnSet(shape, at, None), seen]
 
     def _assertions(
