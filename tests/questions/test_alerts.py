@@ -11,9 +11,18 @@ from lineagegraph.alerts_settings import AlertSettings
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
-from lineagegraph.model import Asset, CheckResult, Column, Flow, Item, Transformation
+from lineagegraph.model import (
+    Asset,
+    CheckResult,
+    Column,
+    ColumnFeed,
+    Flow,
+    Item,
+    Transformation,
+)
 from lineagegraph.pipeline import harvest_run
 from lineagegraph.questions.alerts import HOUR_MS, at_least, evaluate
+from lineagegraph.schemas import SchemaSeen
 
 T0 = 1_700_000_000_000
 RAW = "s3://raw/events"
@@ -175,3 +184,49 @@ def test_alerts_that_only_reach_each_other_fold_into_the_lowest_key(store: Graph
     assert [(x.subject, sorted(x.explains), x.blast.assets) for x in alerts] == [
         (a, [b, c], 2)  # a reaches b and c; itself (through b) is not in its blast radius
     ]
+
+
+def test_schema_changes_are_breaking_only_where_something_reads_the_column(
+    store: GraphStore,
+) -> None:
+    """ORDERS drops `note`, which column lineage shows nothing reads, and adds `region`: a
+    warning. EVENTS, read by a job with no column lineage, drops `id`: breaking, naming the
+    job and the asset it flows into. LONELY changes but nothing reads it: no alert."""
+    orders, mart, events, lonely = (f"file:///{n}" for n in ("orders", "mart", "events", "lonely"))
+    items: list[Item | SchemaSeen] = [
+        Asset(u, "Dataset", "file", u, T0) for u in (orders, mart, events, lonely)
+    ]
+    items += [Column(f"{orders}#id", orders, "id", T0), Column(f"{mart}#id", mart, "id", T0)]
+    items += [
+        ColumnFeed(f"{orders}#id", f"{mart}#id", T0),
+        Flow(orders, mart, T0),
+        Transformation("spark://count", "spark", "count", "r1", T0, reads=(events,)),
+        Flow(events, mart, T0),
+    ]
+    for urn, before, after in [
+        (orders, [("id", "int"), ("note", "text")], [("id", "int"), ("region", "text")]),
+        (events, [("id", "int"), ("at", "timestamp")], [("at", "timestamp")]),
+        (lonely, [("x", "int")], [("x", "bigint")]),
+    ]:
+        items += [
+            SchemaSeen(urn, "openlineage", T0, tuple(before)),
+            SchemaSeen(urn, "openlineage", T0 + HOUR_MS, tuple(after)),
+        ]
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+    found = {
+        a.subject: a for a in evaluate(store, AlertSettings(), T0 + 2 * HOUR_MS)
+        if a.rule == "schema_change"
+    }  # fmt: skip
+    assert sorted(found) == [events, orders]
+    assert found[orders].severity == "warning"
+    assert found[orders].cause == "openlineage at 2023-11-14 23:13:20Z: +region text, -note"
+    assert found[events].severity == "critical"
+    assert found[events].cause.endswith(f"-id; read by count, {mart}")
+    assert (found[events].blast.assets, found[events].blast.names) == (1, (mart,))
+    settings = AlertSettings(severity={"schema_change": "info"})  # breaking stays critical
+    assert {a.subject: a.severity for a in evaluate(store, settings, T0 + 2 * HOUR_MS)} == {
+        events: "critical",
+        orders: "info",
+    }
