@@ -250,6 +250,9 @@ def test_dataset_versions_a_version_per_schema_change(server: Server) -> None:
     # unencoded, as Marquez's UI may send it; paged
     raw = server.get("/api/v1/namespaces/s3:%2F%2Fb/datasets/sales/orders/versions", offset=1)
     assert raw.json() == {"totalCount": 2, "versions": [first]}
-    # the dataset itself still opens, and an unknown one is a 404
-    assert get(server, "s3://b", "datasets", "sales/orders").json()["name"] == "sales/orders"
+    # the dataset itself opens, its fields typed by its newest version, which is its current
+    found = get(server, "s3://b", "datasets", "sales/orders").json()
+    assert [(f["name"], f["type"]) for f in found["fields"]] == [("amount", None), ("id", "long")]
+    assert found["currentVersion"] == newest["version"]
+    # an unknown dataset is a 404
     assert get(server, "s3://b", "datasets", "sales/nope", "versions").status_code == 404

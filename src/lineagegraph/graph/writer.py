@@ -92,12 +92,12 @@ class GraphWriter:
         self._schemas = SchemaLog()  # written after the assets, folded into the graph's
 
     def add(self, item: Item | SchemaSeen) -> None:
-        if type(item) is SchemaSeen:
+        if isinstance(item, SchemaSeen):
             self._schemas.add(item)
             if len(self._schemas) >= self.store.batch_size:
                 self.flush()
             return
-        for name, row in _rows(item):  # type: ignore[arg-type]
+        for name, row in _rows(item):
             if name == "self_edge":
                 self.counts["self_edges_skipped"] += 1
                 continue

@@ -18,6 +18,8 @@ What each kind of value needs to come out exactly as if every sighting were writ
   its own time and run; written after the nodes it tests.
 - a run's state (OpenLineage): its earliest event (when it started) and the one
   merge_run_states keeps (a terminal state over START and RUNNING, else the newest).
+- schemas (a dataset's columns and types as a source reports them): folded per asset and
+  source into versions (lineagegraph.schemas), one per change, so memory grows by changes.
 - drops (Snowflake's DROP) come last: an object seen after its drop stays present; `write_run`
   returns those still standing, and the Snowflake harvester applies them.
 

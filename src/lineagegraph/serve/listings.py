@@ -37,6 +37,7 @@ from lineagegraph.identity import FoldRules, IdentityError, split_column_urn
 from lineagegraph.questions.lineage import suggest
 from lineagegraph.questions.schemas import history_of
 from lineagegraph.questions.tags import derive_at, tag_list
+from lineagegraph.schemas import fields_of
 from lineagegraph.serve import marquez
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
@@ -57,8 +58,8 @@ def datasets(
     where = _dataset_prefix(namespace)
     rows = store.read("serve_namespace_assets", {**where, "skip": offset, "limit": limit})
     [count] = store.read("serve_namespace_asset_count", where)
-    found = [dataset_data(r) for r in rows]
-    return {"totalCount": count["total"], "datasets": with_tags(store, tags, found)}
+    found = with_types(store, with_tags(store, tags, [dataset_data(r) for r in rows]))
+    return {"totalCount": count["total"], "datasets": found}
 
 
 def with_tags(
@@ -84,6 +85,30 @@ def with_tags(
     return found
 
 
+def with_types(store: GraphStore, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The datasets' fields typed as their newest schema version says, whichever source
+    reported it, and that version as Marquez's `currentVersion`."""
+    urns = [d["urn"] for d in found]
+    newest = {
+        row["urn"]: row
+        for chunk in chunks(urns, 5000)
+        for row in store.read("serve_schema_newest", {"urns": chunk})
+    }
+    for data in found:
+        row = newest.get(data["urn"])
+        if row is not None:
+            types = dict(fields_of(row["fields"]))
+            for f in data["fields"]:
+                f["type"] = types.get(f["name"])
+            data["currentVersion"] = version_id(data["urn"], row["source"], row["at"])
+    return found
+
+
+def version_id(urn: str, source: str, at: int) -> str:
+    """The UUID of a schema version as Marquez names a dataset version: stable for it."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{urn}#schema:{source}:{at}"))
+
+
 def _dataset_prefix(namespace: str) -> dict[str, str]:
     """The urns of a dataset namespace: its root and what its datasets' urns start with (the
     inverse of identity.openlineage_name)."""
@@ -102,7 +127,7 @@ def dataset(
     rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": urns})}
     for urn in urns:
         if urn in rows:
-            return with_tags(store, tags, [dataset_data(rows[urn])])[0]
+            return with_types(store, with_tags(store, tags, [dataset_data(rows[urn])]))[0]
     close = suggest(store, urns[0]) if urns else []
     raise NodeNotFound(f"no dataset {name!r} in namespace {namespace!r}", close)
 
@@ -142,7 +167,7 @@ def dataset_versions(store: GraphStore, urn: str, limit: int, offset: int) -> di
     )
     versions: list[dict[str, Any]] = []
     for source, v in found[offset : offset + limit]:
-        version = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{urn}#schema:{source}:{v.at}"))
+        version = version_id(urn, source, v.at)
         versions.append({
             "id": {"namespace": namespace, "name": name, "version": version},
             "type": "DB_TABLE", "name": name, "physicalName": name,
