@@ -45,7 +45,9 @@ def alerts_command(
     The rules: freshness (an asset not written within its window, set per asset glob or
     learned from its writes), harvest failing (a source's harvests failed since its last
     success), coverage (a system's share of tables and datasets with lineage under its
-    minimum) and quality (a failing data-quality check). An alert below another firing alert
+    minimum), quality (a failing data-quality check) and schema change (an asset something
+    reads changed its columns within [alerts] schema_change_hours; critical when a dropped or
+    retyped column is read downstream, which it names). An alert below another firing alert
     of the same rule is folded into it, which names it. Each alert tells what it reaches
     downstream (its blast radius).
 
