@@ -83,7 +83,7 @@ class EventLog:
             db.executescript(_SCHEMA)
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=30)
         db.execute("PRAGMA synchronous=FULL")  # in the log before the spool file is deleted
         return db
 
@@ -103,8 +103,11 @@ class EventLog:
                 )
                 added = db.total_changes - before
                 self._prune(db, now)
-        except (sqlite3.Error, OSError) as exc:
-            log.error("the event log %s was not written (the graph was): %s", self.path, exc)
+        except Exception as exc:  # never a reason to refuse or retry what the graph took
+            log.error(
+                "the event log %s was not written (the graph was): %s: %s",
+                self.path, type(exc).__name__, exc,
+            )  # fmt: skip
             return 0
         return added
 

@@ -126,7 +126,7 @@ _REPORT = (
     ),
 )
 _DIRECTIONS = ["desc", "asc"]
-_TIME = {"format": "date-time", "example": "2024-05-01T10:00:00Z"}
+_TIME: dict[str, Any] = {"format": "date-time", "example": "2024-05-01T10:00:00Z"}
 _NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
 _COLOUR = _query(
     "colour",
@@ -418,10 +418,7 @@ OPENAPI: dict[str, Any] = {
                         "required": ["runId"],
                         "properties": {"runId": {"type": "string", "format": "uuid"}},
                     },
-                    "job": {
-                        "type": "object",
-                        "properties": {"namespace": {"type": "string"}, "name": {"type": "string"}},
-                    },
+                    "job": {"$ref": "#/components/schemas/Named"},
                     "producer": {"type": "string", "minLength": 1},
                     "inputs": {"type": "array", "items": {"$ref": "#/components/schemas/Named"}},
                     "outputs": {"type": "array", "items": {"$ref": "#/components/schemas/Named"}},
