@@ -166,6 +166,20 @@ class ServeSettings(Section):
         description="How long /metrics reuses its scan of the graph (0: scan on every scrape); "
         "the event counters and latencies are always live.",
     )
+    events_keep: int = Field(
+        100_000,
+        ge=0,
+        le=100_000_000,
+        description="Ingested RunEvents kept for GET /api/v1/events/lineage, the newest "
+        "(0: none kept).",
+    )
+    events_keep_days: int = Field(
+        30,
+        ge=0,
+        le=36_500,
+        description="Days an ingested RunEvent is kept for GET /api/v1/events/lineage after it "
+        "arrived (0: no age limit, only events_keep).",
+    )
 
     def check(self) -> None:
         super().check()

@@ -162,8 +162,10 @@ def test_column_lineage_upstream_and_with_downstream(odd_server: Server) -> None
 def test_column_lineage_bad_ids(odd_server: Server) -> None:
     r = odd_server.get("/api/v1/column-lineage", nodeId=field(ODD[2], "totl"))
     assert r.status_code == 404 and "no field" in r.json()["reason"]
-    r = odd_server.get("/api/v1/column-lineage", nodeId="job:x:y")
+    r = odd_server.get("/api/v1/column-lineage", nodeId="run:x:y")
     assert r.status_code == 400 and "must start with 'datasetField:'" in r.json()["reason"]
+    r = odd_server.get("/api/v1/column-lineage", nodeId="job:x:y")  # a job's: no such job
+    assert r.status_code == 404 and "no job" in r.json()["reason"]
     assert odd_server.get("/api/v1/column-lineage").status_code == 400
     assert (
         odd_server.get(

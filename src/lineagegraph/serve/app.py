@@ -27,6 +27,7 @@ from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import Direction
 from lineagegraph.serve import listings, marquez, reports
 from lineagegraph.serve.alerting import AlertLoop
+from lineagegraph.serve.eventlog import EventLog, events_route
 from lineagegraph.serve.events import BadRequest, EventChecker, decode_body, spool_lines
 from lineagegraph.serve.explorer import routes as explorer_routes
 from lineagegraph.serve.guard import Guard, error
@@ -50,8 +51,8 @@ INLINE_BYTES = 64 * 2**10
 
 
 class Service:
-    """What the routes share: settings, the spool, the ingester, a store for reads, and the
-    Kafka consumer when there is one."""
+    """What the routes share: settings, the spool, the ingester, a store for reads, the
+    Kafka consumer when there is one, and the log of ingested events."""
 
     def __init__(
         self,
@@ -61,6 +62,8 @@ class Service:
         ingester: Ingester,
         commit: GroupCommit,
         kafka: KafkaFeed | None = None,
+        *,
+        events: EventLog,
     ) -> None:
         self.settings = settings
         self.rules = settings.identity.rules()
@@ -69,6 +72,7 @@ class Service:
         self.ingester = ingester
         self.commit = commit
         self.kafka = kafka
+        self.events = events  # the ingested RunEvents, for GET /api/v1/events/lineage
         # Used on the event loop only (not thread-safe).
         self.checker = EventChecker(self.rules, settings.openlineage)
         self.metrics_facts = FactsCache(settings.serve.metrics_ttl_seconds)
@@ -308,6 +312,8 @@ def create_app(service: Service) -> ASGIApp:
         Route("/api/v1/namespaces/{rest:text}", listings.namespace_route, methods=["GET"]),
         Route("/api/v1/column-lineage", listings.column_lineage_route, methods=["GET"]),
         Route("/api/v1/tags", listings.tags_route, methods=["GET"]),
+        Route("/api/v1/jobs/runs/{id:text}", listings.run_route, methods=["GET"]),
+        Route("/api/v1/events/lineage", events_route, methods=["GET"]),
         Route("/api/v1/search", get_search, methods=["GET"]),
         Route("/api/v1/upstream", _traversal("upstream"), methods=["GET"]),
         Route("/api/v1/downstream", _traversal("downstream"), methods=["GET"]),

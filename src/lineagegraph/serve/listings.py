@@ -7,7 +7,10 @@
                                                           schema change (limit, offset)
     GET /api/v1/namespaces/{namespace}/jobs               a JobList (limit, offset)
     GET /api/v1/namespaces/{namespace}/jobs/{name}        a Job
+    GET /api/v1/namespaces/{namespace}/jobs/{name}/runs   a RunList (limit, offset; serve.runs)
+    GET /api/v1/jobs/runs/{id}                            a Run
     GET /api/v1/column-lineage?nodeId=datasetField:NS:NAME:FIELD&depth=N&withDownstream=false
+                                    (or nodeId=dataset:NS:NAME, job:NS:NAME)
     GET /api/v1/tags                                      a TagList: every classification
 
 A dataset's `tags` and its fields' are its classifications, own and derived along lineage
@@ -38,7 +41,7 @@ from lineagegraph.questions.lineage import suggest
 from lineagegraph.questions.schemas import history_of
 from lineagegraph.questions.tags import derive_at, tag_list
 from lineagegraph.schemas import fields_of
-from lineagegraph.serve import marquez
+from lineagegraph.serve import marquez, runs
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.marquez import BadNodeId, NodeNotFound, dataset_data, job_data
@@ -198,12 +201,24 @@ def jobs(store: GraphStore, namespace: str, limit: int, offset: int) -> dict[str
 
 def job(store: GraphStore, namespace: str, name: str) -> dict[str, Any]:
     """Marquez's Job, with its inputs and outputs."""
+    return _jobs(store, [job_urn(store, namespace, name)])[0]
+
+
+def job_urn(store: GraphStore, namespace: str, name: str) -> str:
+    """The urn of the transformation a job's OpenLineage namespace and name name."""
     urns = identity.openlineage_job_urns(namespace, name)
     found = {r["urn"] for r in store.read("serve_jobs", {"urns": urns})}
     for urn in urns:
         if urn in found:
-            return _jobs(store, [urn])[0]
+            return urn
     raise NodeNotFound(f"no job {name!r} in namespace {namespace!r}", [])
+
+
+def job_runs(
+    store: GraphStore, namespace: str, name: str, limit: int, offset: int
+) -> dict[str, Any]:
+    """Marquez's RunList of a job."""
+    return runs.run_list(store, job_urn(store, namespace, name), limit, offset)
 
 
 def _jobs(store: GraphStore, urns: list[str]) -> list[dict[str, Any]]:
@@ -295,8 +310,15 @@ def _field_nodes(
 
 def resolve_fields(store: GraphStore, text: str, rules: FoldRules) -> list[str]:
     """The column urns a node id starts from: `datasetField:NS:NAME:FIELD` one column,
-    `dataset:NS:NAME` every column of the dataset (as Marquez)."""
+    `dataset:NS:NAME` every column of the dataset, `job:NS:NAME` every column of the datasets
+    the job writes (as Marquez, which takes those of its latest run's outputs)."""
     kind, sep, rest = text.partition(":")
+    if kind == "job":
+        outputs = marquez.job_outputs(store, marquez.resolve(store, text, rules))
+        rows = store.read("tags_columns_of", {"urns": outputs})
+        if not rows:
+            raise NodeNotFound(f"job {rest!r} writes no dataset with columns in the graph", [])
+        return sorted(r["column"] for r in rows)
     if kind == "dataset":
         asset = marquez.resolve(store, text, rules).urn
         rows = store.read("lineage_columns_of", {"asset": asset, "limit": MAX_LIMIT})
@@ -305,7 +327,7 @@ def resolve_fields(store: GraphStore, text: str, rules: FoldRules) -> list[str]:
             raise NodeNotFound(f"dataset {rest!r} has no columns in the graph", [])
         return [identity.column_urn(asset, name) for name in names]
     if kind != FIELD or not sep:
-        raise BadNodeId(f"nodeId {text!r} must start with '{FIELD}:' or 'dataset:'")
+        raise BadNodeId(f"nodeId {text!r} must start with '{FIELD}:', 'dataset:' or 'job:'")
     candidates: list[str] = []
     colons = [m.start() for m in re.finditer(":", rest)][::-1][: marquez.MAX_SPLITS]
     for colon in colons:  # the field's own ':' are rarer than the name's: rightmost first
@@ -355,20 +377,29 @@ async def namespace_route(request: Request) -> Response:
         if not rest:
             return await _ask(request, namespace, ns)
         what, name = rest[0], "/".join(rest[1:])
+        if what == "jobs" and len(rest) > 2 and rest[-1] == "runs":  # .../jobs/{job}/runs
+            page = int_param(request, "limit", LIMIT, 1, MAX_LIMIT)
+            skip = int_param(request, "offset", 0, 0, MAX_OFFSET)
+            return await _ask(request, job_runs, ns, "/".join(rest[1:-1]), page, skip)
         if what not in ("datasets", "jobs") or (len(rest) > 1 and not name):
             return error(404, f"no route {request.url.path!r}")
         limit = int_param(request, "limit", LIMIT, 1, MAX_LIMIT)
         offset = int_param(request, "offset", 0, 0, MAX_OFFSET)
         if name:
             if what == "datasets":
-                page = (limit, offset)
-                return await _ask(request, dataset_or_versions, ns, name, page, rules, tags)
+                paging = (limit, offset)
+                return await _ask(request, dataset_or_versions, ns, name, paging, rules, tags)
             return await _ask(request, job, ns, name)
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if what == "datasets":
         return await _ask(request, datasets, ns, limit, offset, tags)
     return await _ask(request, jobs, ns, limit, offset)
+
+
+async def run_route(request: Request) -> Response:
+    """Marquez's Run: GET /api/v1/jobs/runs/{id}."""
+    return await _ask(request, runs.run, request.path_params["id"])
 
 
 async def tags_route(request: Request) -> Response:

@@ -193,6 +193,11 @@ def _job_edges(store: GraphStore, job: str, include_deleted: bool) -> set[tuple[
     return _view_edges([r | {"shown": shown} for r in rows])
 
 
+def job_outputs(store: GraphStore, job: Node) -> list[str]:
+    """The datasets present that a job writes: where Marquez's column lineage of a job starts."""
+    return sorted(a for _, a, rel in _job_edges(store, job.urn, False) if rel == "WRITES_TO")
+
+
 def _graph_nodes(
     store: GraphStore,
     assets: set[str],

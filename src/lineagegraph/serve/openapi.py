@@ -8,7 +8,7 @@ from lineagegraph import __version__
 from lineagegraph.harvest.openlineage import EVENT_TYPES
 from lineagegraph.questions import lineage
 from lineagegraph.reports.options import GROUPINGS, ORDERS
-from lineagegraph.serve import listings, marquez, reports
+from lineagegraph.serve import eventlog, listings, marquez, reports
 from lineagegraph.serve.explorer.pictures import MAX_EXPANDED, SIDES
 
 # What a node id, a namespace and a name look like, as the routes check them.
@@ -16,7 +16,8 @@ NAMESPACE = r"^[A-Za-z][A-Za-z0-9+.-]*(://[A-Za-z0-9.-]+(:[0-9]{1,5})?)?$"
 NAME = r"^[A-Za-z0-9_][A-Za-z0-9_./-]*$"
 _NS_TEXT, _NAME_TEXT = r"[A-Za-z][A-Za-z0-9+.-]*", r"[A-Za-z0-9_][A-Za-z0-9_./-]*"
 FIELD_ID = (
-    rf"^(datasetField:{_NS_TEXT}:{_NAME_TEXT}:[A-Za-z0-9_]+|dataset:{_NS_TEXT}:{_NAME_TEXT})$"
+    rf"^(datasetField:{_NS_TEXT}:{_NAME_TEXT}:[A-Za-z0-9_]+"
+    rf"|(dataset|job):{_NS_TEXT}:{_NAME_TEXT})$"
 )
 _SEGMENT = r"(\*\*|[^/*]*(\*[^/*]+)*\*?)"
 GLOB = rf"^(?=.){_SEGMENT}(/{_SEGMENT})*$"
@@ -62,6 +63,14 @@ def _int(name: str, description: str, low: int, high: int) -> Any:
 def _get(summary: str, *parameters: Any) -> dict[str, Any]:
     responses = {"200": {"description": "OK (JSON)"}, "400": _ERROR, "401": _ERROR, "404": _ERROR}
     return {"get": {"summary": summary, "parameters": list(parameters), "responses": responses}}
+
+
+def _answers(schema: str, operation: dict[str, Any]) -> dict[str, Any]:
+    """`operation` (from _get) with its 200 answer's shape: components/schemas/`schema`."""
+    ok = {"description": f"Marquez's {schema}", "content": {"application/json": {"schema": {
+        "$ref": f"#/components/schemas/{schema}"}}}}  # fmt: skip
+    operation["get"]["responses"]["200"] = ok
+    return operation
 
 
 def _path(name: str, description: str) -> Any:
@@ -116,6 +125,8 @@ _REPORT = (
         enum=["json", "csv"],
     ),
 )
+_DIRECTIONS = ["desc", "asc"]
+_TIME: dict[str, Any] = {"format": "date-time", "example": "2024-05-01T10:00:00Z"}
 _NAME = _query("name", "a urn, an S3 path or a Snowflake name, as the CLI takes", required=True)
 _COLOUR = _query(
     "colour",
@@ -133,6 +144,51 @@ _PICTURE = (  # the explorer's lineage pictures
     _COLOUR,
     _DELETED,
 )
+
+_TIME_OR_NULL = {"type": "string", "format": "date-time", "nullable": True}
+_RUN_SCHEMAS: dict[str, Any] = {  # Marquez's spec/openapi.yml, with the nulls it answers with
+    "Run": {
+        "type": "object",
+        "description": "Marquez's Run: START and RUNNING are RUNNING, COMPLETE COMPLETED, FAIL "
+        "FAILED, ABORT ABORTED; `job` is lineagegraph's own",
+        "required": ["id", "createdAt", "updatedAt", "state", "startedAt", "endedAt",
+                     "durationMs", "args", "facets"],
+        "properties": {
+            "id": {"type": "string"},
+            "createdAt": _TIME_OR_NULL,
+            "updatedAt": _TIME_OR_NULL,
+            "nominalStartTime": _TIME_OR_NULL,
+            "nominalEndTime": _TIME_OR_NULL,
+            "state": {"type": "string",
+                      "enum": ["NEW", "RUNNING", "COMPLETED", "FAILED", "ABORTED"]},
+            "startedAt": _TIME_OR_NULL,
+            "endedAt": _TIME_OR_NULL,
+            "durationMs": {"type": "integer", "nullable": True},
+            "args": {"type": "object"},
+            "inputDatasetVersions": {"type": "array", "items": {"type": "object"}},
+            "outputDatasetVersions": {"type": "array", "items": {"type": "object"}},
+            "facets": {"type": "object"},
+            "job": {"type": "object", "properties": {"namespace": {"type": "string"},
+                                                     "name": {"type": "string"}}},
+        },
+    },
+    "RunList": {
+        "type": "object",
+        "required": ["runs", "totalCount"],
+        "properties": {
+            "runs": {"type": "array", "items": {"$ref": "#/components/schemas/Run"}},
+            "totalCount": {"type": "integer", "minimum": 0},
+        },
+    },
+    "LineageEventList": {
+        "type": "object",
+        "required": ["events", "totalCount"],
+        "properties": {
+            "events": {"type": "array", "items": {"type": "object"}},
+            "totalCount": {"type": "integer", "minimum": 0},
+        },
+    },
+}  # fmt: skip
 
 OPENAPI: dict[str, Any] = {
     "openapi": "3.0.3",
@@ -219,12 +275,37 @@ OPENAPI: dict[str, Any] = {
         "/api/v1/namespaces/{namespace}/jobs/{job}": _get(
             "Marquez's job", _NS, _path("job", "the job's OpenLineage name")
         ),
+        "/api/v1/namespaces/{namespace}/jobs/{job}/runs": _answers(
+            "RunList",
+            _get(
+                "Marquez's run list: the job's runs, newest start first, with their states",
+                _NS,
+                _path("job", "the job's OpenLineage name"),
+                *_PAGE,
+            ),
+        ),
+        "/api/v1/jobs/runs/{id}": _answers(
+            "Run",
+            _get("Marquez's run: an OpenLineage run, or a job's last run", _path("id", "its id")),
+        ),
+        "/api/v1/events/lineage": _answers(
+            "LineageEventList",
+            _get(
+                "Marquez's event list: the RunEvents ingested (kept as [serve] events_keep "
+                "and events_keep_days say), by event time",
+                _query("sortDirection", "desc (newest first, default) or asc", enum=_DIRECTIONS),
+                _query("before", "events before this time (default 2030-01-01)", **_TIME),
+                _query("after", "events at or after this time (default 1970-01-01)", **_TIME),
+                _int("limit", "events at most (default 100)", 1, eventlog.MAX_LIMIT),
+                _int("offset", "events to skip (default 0)", 0, eventlog.MAX_OFFSET),
+            ),
+        ),
         "/api/v1/column-lineage": _get(
             "Marquez's column lineage (DATASET_FIELD nodes): the fields feeding a field",
             _query(
                 "nodeId",
-                "datasetField:{namespace}:{name}:{field}, or dataset:{namespace}:"
-                "{name} for all its fields",
+                "datasetField:{namespace}:{name}:{field}; dataset:{namespace}:{name} for all "
+                "its fields; job:{namespace}:{name} for those of the datasets it writes",
                 required=True,
                 pattern=FIELD_ID,
             ),
@@ -385,6 +466,7 @@ OPENAPI: dict[str, Any] = {
                 "type": "object",
                 "properties": {"origin": {"type": "string"}, "destination": {"type": "string"}},
             },
+            **_RUN_SCHEMAS,
         }
     },
 }

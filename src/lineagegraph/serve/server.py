@@ -18,6 +18,8 @@ from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.serve.app import Service, create_app
+from lineagegraph.serve.eventlog import FILE as EVENT_LOG
+from lineagegraph.serve.eventlog import EventLog
 from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings
 
@@ -81,6 +83,9 @@ def running_service(settings: Settings) -> Iterator[Service]:
     try:
         stores.writes.ensure_schema()
         spool = Spool(spool_root(settings))
+        events = EventLog(
+            spool.root / EVENT_LOG, settings.serve.events_keep, settings.serve.events_keep_days
+        )
 
         def ingest(directory: Path) -> int:
             # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
@@ -95,6 +100,7 @@ def running_service(settings: Settings) -> Iterator[Service]:
             )
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
+            events.record(directory)  # in the graph: now listed by /api/v1/events/lineage
             return report.events
 
         ingester = Ingester(
@@ -108,7 +114,7 @@ def running_service(settings: Settings) -> Iterator[Service]:
         ingester.start()
         commit = GroupCommit(spool)
         feed = kafka_feed(settings, spool, ingester)
-        service = Service(settings, stores, spool, ingester, commit, feed)
+        service = Service(settings, stores, spool, ingester, commit, feed, events=events)
         service.alerts.start()
         try:
             if feed is not None:
