@@ -258,3 +258,12 @@ def _after(stopped: list[int], resumed: list[int], first: int | None) -> tuple[l
     keep = [i for i, s in enumerate(stopped) if s >= first]
     dropped = len(stopped) - len(keep)
     return [stopped[i] for i in keep], resumed[dropped:]
+
+
+def delete_assets(store: GraphStore, rows: list[dict[str, Any]]) -> None:
+    """Soft-delete assets (`rows`: {urn, at}, a DROP's) and stop the lineage that held through
+    them at the same time: a deleted asset's edges stop with it."""
+    if rows:
+        store.write_batches("snowflake_soft_delete", rows, ("urn",))
+        store.write_batches("history_stop_deleted", rows, ("urn",))
+        store.write_batches("history_stop_deleted_feeds", rows, ("urn",))

@@ -160,7 +160,8 @@ def column_lineage(
     for statement, forward in steps:
         seen, frontier = set(starts), sorted(starts)
         for _ in range(depth):
-            rows = store.read(statement, {"frontier": frontier, "include_deleted": False})
+            params = {"frontier": frontier, "include_deleted": False, "as_of": None}
+            rows = store.read(statement, params)
             feeds |= {
                 (r["reached_from"], r["urn"]) if forward else (r["urn"], r["reached_from"])
                 for r in rows
