@@ -6,13 +6,14 @@ The CLI commands (cli/lineage.py) and the Python API (lineagegraph.api) both cal
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from functools import partial
 
 from lineagegraph.graph.base import GraphStore
 from lineagegraph.output import time_text
-from lineagegraph.questions import lineage
+from lineagegraph.questions import history, lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
 from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
 from lineagegraph.questions.tags import asset_tags
@@ -266,3 +267,24 @@ def columns(
         for d in directions
     }
     return ColumnLineage(start, depth, found, as_of)
+
+
+def diff(
+    store: GraphStore,
+    settings: Settings,
+    since: int,
+    until: int | None = None,
+    name: str | None = None,
+    *,
+    depth: int = history.DEFAULT_DEPTH,
+) -> history.Diff:
+    """What was added and removed between `since` and `until` (epoch ms; default: now), in
+    the whole graph or within `depth` hops of NAME."""
+    urn = None if name is None else lineage.resolve(store, settings, name)
+    end = int(time.time() * 1000) if until is None else until
+    return history.diff(store, since, end, urn, depth)
+
+
+def timeline(store: GraphStore, settings: Settings, name: str) -> history.Timeline:
+    """NAME's history: when it, its columns and its lineage edges came and went."""
+    return history.timeline(store, lineage.resolve(store, settings, name))
