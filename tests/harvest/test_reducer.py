@@ -87,7 +87,9 @@ def _history_kept(graph: tuple[list[Any], list[Any]], kept: bool) -> tuple[list[
     if kept:
         return graph
     nodes, edges = graph
-    return nodes, [[a, t, b, {k: v for k, v in p.items() if k not in HISTORY}] for a, t, b, p in edges]
+    return nodes, [
+        [a, t, b, {k: v for k, v in p.items() if k not in HISTORY}] for a, t, b, p in edges
+    ]
 
 
 @pytest.mark.parametrize("window", [1, 3, 1000])

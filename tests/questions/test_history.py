@@ -19,7 +19,7 @@ from lineagegraph.cli import cli
 from lineagegraph.graph.history import delete_assets
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
-from lineagegraph.harvest.openlineage import EventMapper, Located, harvest_openlineage
+from lineagegraph.harvest.openlineage import EventMapper, Located
 from lineagegraph.harvest.reducer import RunReducer
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.questions import history, lineage
@@ -79,7 +79,7 @@ class Model:
             elif step[0] == "delete" and urn(step[1]) in self.present:
                 gone = urn(step[1])
                 self.present.discard(gone)
-                for (kind, src, dst), vias in self.live.items():
+                for (_kind, src, dst), vias in self.live.items():
                     if gone in (_owner(src), _owner(dst)):
                         vias.clear()
 
@@ -110,9 +110,11 @@ class Model:
         edges = self.held(kind)
         found, frontier = set(), {start}
         while frontier:
-            step = {d for s, d in edges if s in frontier} if down else {
-                s for s, d in edges if d in frontier
-            }
+            step = (
+                {d for s, d in edges if s in frontier}
+                if down
+                else {s for s, d in edges if d in frontier}
+            )
             frontier = step - found - {start}
             found |= frontier
         return found
@@ -338,12 +340,16 @@ def test_cli_diff_lists_what_was_added_and_removed(drifted: Path) -> None:
     around = run(drifted, "diff", urn("o1"), "--since", "2024-02-01", "--depth", "1",
                  "--format", "json")  # fmt: skip
     assert {c["urn"] for c in json.loads(around.output)["added"] if c["what"] == "Asset"} == {
-        urn("a"), urn("b"), urn("o1")
+        urn("a"),
+        urn("b"),
+        urn("o1"),
     }
     whole = json.loads(run(drifted, "diff", "--since", "2024-02-01", "--format", "json").output)
     assert {urn("c"), urn("d")} <= {c["urn"] for c in whole["added"]}
     for fmt, mark in (("mermaid", "flowchart"), ("dot", "digraph"), ("tree", "added:")):
-        out = run(drifted, "diff", "--since", "2024-03-01", "--until", "2024-03-02", "--format", fmt)
+        out = run(
+            drifted, "diff", "--since", "2024-03-01", "--until", "2024-03-02", "--format", fmt
+        )
         assert mark in out.output
     empty = run(drifted, "diff", "--since", "2024-03-04T01:00:00Z").output
     assert empty.startswith("no changes between 2024-03-04 01:00:00Z and ")

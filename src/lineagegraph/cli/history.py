@@ -27,9 +27,7 @@ from lineagegraph.render.formats import FORMATS
     "--since", type=TimeParam(), metavar="TIME", required=True,
     help="The window's start: 2024-06-30, 2024-06-30T12:00:00Z or epoch ms.",
 )  # fmt: skip
-@click.option(
-    "--until", type=TimeParam(), metavar="TIME", help="The window's end (default: now)."
-)
+@click.option("--until", type=TimeParam(), metavar="TIME", help="The window's end (default: now).")
 @click.option(
     "--depth",
     type=click.IntRange(1, 1000),
@@ -68,7 +66,6 @@ def diff(
     with read_store(app) as store:
         answer = answers.diff(store, app.settings, since, until, name, depth=depth)
     emit(answer.render(fmt), output)
-
 
 
 @cli.command("history")

@@ -24,7 +24,6 @@ from lineagegraph.reports.options import GROUPINGS, ORDERS, Kind, build_options
 from lineagegraph.reports.orphans import run_report
 
 
-
 def report_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The options both reports share."""
     options = [

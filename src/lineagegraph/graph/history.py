@@ -250,7 +250,9 @@ def _union(spans: list[list[int | None]]) -> list[list[int | None]]:
     return out
 
 
-def _after(stopped: list[int], resumed: list[int], first: int | None) -> tuple[list[int], list[int]]:
+def _after(
+    stopped: list[int], resumed: list[int], first: int | None
+) -> tuple[list[int], list[int]]:
     """Stops before the edge was first seen are no stops (an edge written earlier in the same
     harvest, before its history): dropped with the resumption that follows each."""
     if first is None or not stopped or stopped[0] >= first:

@@ -263,7 +263,9 @@ def columns(
     start = lineage.start_column(store, urn, include_deleted=include_deleted, as_of=as_of)
     directions = [direction] if direction else list(lineage.DIRECTIONS)
     found = {
-        d: lineage.column_lineage(store, urn, d, depth, include_deleted=include_deleted, as_of=as_of)
+        d: lineage.column_lineage(
+            store, urn, d, depth, include_deleted=include_deleted, as_of=as_of
+        )
         for d in directions
     }
     return ColumnLineage(start, depth, found, as_of)

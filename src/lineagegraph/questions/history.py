@@ -134,9 +134,7 @@ def diff(
     """The assets, columns and lineage edges added and removed between `since` and `until`
     (epoch ms), in the whole graph or within `depth` hops of the asset `asset`, either way."""
     if until <= since:
-        raise UsageError(
-            f"--until ({time_text(until)}) must be after --since ({time_text(since)})"
-        )
+        raise UsageError(f"--until ({time_text(until)}) must be after --since ({time_text(since)})")
     window = {"since": since, "until": until}
     around = None if asset is None else _around(store, asset, depth)
     changes: list[Change] = []

@@ -221,9 +221,7 @@ def start_asset(
     return _started(row, "asset", include_deleted, as_of)
 
 
-def _started(
-    row: dict[str, Any], what: str, include_deleted: bool, as_of: int | None
-) -> Reached:
+def _started(row: dict[str, Any], what: str, include_deleted: bool, as_of: int | None) -> Reached:
     """The node a question starts from, or why it cannot start there (at `as_of`)."""
     found = _reached(row, as_of=as_of)
     urn = found.urn

@@ -24,8 +24,8 @@ from snowflake.connector import SnowflakeConnection
 from snowflake.connector.cursor import DictCursor, SnowflakeCursor
 
 from lineagegraph.errors import ConfigError, HarvestError
-from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.history import delete_assets
+from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Tick
 from lineagegraph.harvest.base import Progress as TickProgress
