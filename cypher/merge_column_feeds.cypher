@@ -5,13 +5,20 @@
 // one. Classifications stop at an edge with masked_by and no plain sighting.
 // Returns the rows written: one whose endpoint is not in the graph is left out (the writer
 // writes it again at the end of the run, then counts it as dropped).
+// A sighting after the edge stopped holding (retired_at) resumes it, and `live` gains
+// the transformations seen (docs/history.md).
 UNWIND $rows AS r
 MATCH (a:Column {urn: r.src})
 MATCH (b:Column {urn: r.dst})
 MERGE (a)-[e:FEEDS]->(b)
-ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.via = r.via, e.masked_by = r.masked_by,
+ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.via = r.via, e.live = r.via,
+              e.masked_by = r.masked_by,
               e.plain = size(r.masked_by) = 0
 ON MATCH SET
+    e.resumed = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
+                     THEN coalesce(e.resumed, []) + [r.at] ELSE e.resumed END,
+    e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,
+    e.live = coalesce(e.live, e.via) + [v IN r.via WHERE NOT v IN coalesce(e.live, e.via)],
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.masked_by = coalesce(e.masked_by, []) + [m IN r.masked_by WHERE NOT m IN coalesce(e.masked_by, [])],

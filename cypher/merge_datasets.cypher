@@ -15,6 +15,8 @@ ON CREATE SET n += r.props, n.system = r.system, n.name = r.name, n.first_seen =
               n.last_seen = r.seen
 ON MATCH SET n += CASE WHEN r.seen >= n.last_seen THEN r.props ELSE {} END,
     n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,
+    n.restored = CASE WHEN n.deleted_at IS NOT NULL AND r.seen >= n.deleted_at
+                      THEN coalesce(n.restored, []) + [r.seen] ELSE n.restored END,
     n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at
                         THEN n.deleted_at ELSE null END,
     n.last_seen = CASE WHEN r.seen > n.last_seen THEN r.seen ELSE n.last_seen END

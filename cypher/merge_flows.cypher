@@ -2,12 +2,18 @@
 // `runs` grows only for a sighting newer than the edge's last_seen, so replays count once.
 // Returns the rows written: one whose endpoint is not in the graph is left out (the writer
 // writes it again at the end of the run, then counts it as dropped).
+// A sighting after the edge stopped holding (retired_at) resumes it, and `live` gains
+// the transformations seen (docs/history.md).
 UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})
 MERGE (a)-[e:FLOWS_TO]->(b)
-ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.runs = 1, e.via = r.via
+ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.runs = 1, e.via = r.via, e.live = r.via
 ON MATCH SET
+    e.resumed = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
+                     THEN coalesce(e.resumed, []) + [r.at] ELSE e.resumed END,
+    e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,
+    e.live = coalesce(e.live, e.via) + [v IN r.via WHERE NOT v IN coalesce(e.live, e.via)],
     e.runs = CASE WHEN r.at > e.last_seen THEN e.runs + 1 ELSE e.runs END,
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],

@@ -1,12 +1,16 @@
 // (:Transformation)-[:READS_FROM]->(:Asset). Rows: {t, asset, at}.
 // Returns the rows written: one whose endpoint is not in the graph is left out (the writer
 // writes it again at the end of the run, then counts it as dropped).
+// A sighting after the edge stopped holding (retired_at) resumes it (docs/history.md).
 UNWIND $rows AS r
 MATCH (t:Transformation {urn: r.t})
 MATCH (a:Asset {urn: r.asset})
 MERGE (t)-[e:READS_FROM]->(a)
 ON CREATE SET e.first_seen = r.at, e.last_seen = r.at
 ON MATCH SET
+    e.resumed = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
+                     THEN coalesce(e.resumed, []) + [r.at] ELSE e.resumed END,
+    e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
 RETURN count(*) AS written

@@ -27,6 +27,8 @@ ON MATCH SET n.bucket = null, n.key = null, n.etag = null,
     n.last_modified = CASE WHEN r.seen >= n.last_seen THEN r.last_modified ELSE n.last_modified END,
     n.access_tier = CASE WHEN r.seen >= n.last_seen THEN r.access_tier ELSE n.access_tier END,
     n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,
+    n.restored = CASE WHEN n.deleted_at IS NOT NULL AND r.seen >= n.deleted_at
+                      THEN coalesce(n.restored, []) + [r.seen] ELSE n.restored END,
     n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at THEN n.deleted_at ELSE null END,
     n.last_seen = CASE WHEN r.seen >= n.last_seen THEN r.seen ELSE n.last_seen END
 MERGE (n)-[:PART_OF]->(d)

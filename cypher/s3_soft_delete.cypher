@@ -4,5 +4,5 @@
 MATCH (f:File)
 WHERE f.urn STARTS WITH $root AND f.deleted_at IS NULL
   AND f.last_seen < $started
-SET f.deleted_at = $started
+SET f.deleted_at = $started, f.deleted = coalesce(f.deleted, []) + [$started]
 RETURN count(f) AS deleted

@@ -24,6 +24,7 @@ from lineagegraph.harvest.dbt.harvester import parsed_ahead
 from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.model import Asset, CheckResult, Column, ColumnFeed, Flow, Transformation
 from lineagegraph.pipeline import last_watermark
+from lineagegraph.questions import lineage
 
 SF = f"snowflake://{SNOWFLAKE_ACCOUNT}/"
 FCT, STG = SF + "ANALYTICS.MARTS.FCT_SALES", SF + "ANALYTICS.MARTS.STG_ORDERS"
@@ -205,6 +206,36 @@ def test_harvest_writes_the_graph_and_is_idempotent(store: GraphStore, dbt_build
     harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
     assert (edges(store, "FLOWS_TO"), edges(store, "FEEDS"), edges(store, "COLUMN_OF")) == first
     assert rows(store, "MATCH (a:Asset) RETURN count(a) AS n")[0]["n"] == 5
+
+
+def test_a_model_that_stops_reading_a_source_drifts(
+    store: GraphStore, dbt_build: DbtBuild, tmp_path: Path
+) -> None:
+    """A later build of fct_sales no longer depends on stg_customers: its lineage stops at the
+    later build's time (docs/history.md); as of the first build it is still there."""
+    namespace = dbt_build.duckdb_namespace
+    harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
+    later = _copy(dbt_build.duckdb, tmp_path)
+    (later / "run_results.json").unlink()  # each model's run is then the manifest's time
+    manifest = json.loads((later / "manifest.json").read_text(encoding="utf-8"))
+    manifest["metadata"]["generated_at"] = "2099-01-01T00:00:00Z"
+    manifest["nodes"]["model.shop.fct_sales"]["depends_on"]["nodes"] = ["model.shop.stg_orders"]
+    (later / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    harvest_dbt(store, later, namespace=namespace)
+    # stg_customers is ephemeral: fct_sales reads raw_customers through it
+    fct, customers = (f"{namespace}/shop.main.{name}" for name in ("fct_sales", "raw_customers"))
+    assert customers not in {r.urn for r in lineage.traverse(store, fct, "upstream", depth=1)}
+    (edge,) = rows(
+        store,
+        "MATCH (:Asset {urn: $src})-[e:FLOWS_TO]->(:Asset {urn: $dst}) "
+        "RETURN e.first_seen AS first, e.retired_at AS stopped",
+        src=customers,
+        dst=fct,
+    )
+    assert edge["stopped"] == 4070908800000  # 2099-01-01
+    built = read_project(dbt_build.duckdb, namespace=namespace).at  # the assets' first sighting
+    then = lineage.traverse(store, fct, "upstream", depth=1, as_of=max(edge["first"], built))
+    assert customers in {r.urn for r in then}
 
 
 # --- bad input ------------------------------------------------------------------------------

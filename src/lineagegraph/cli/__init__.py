@@ -12,6 +12,7 @@ from lineagegraph.cli import (  # noqa: F401  (imported to register their comman
     dbt,  # harvest dbt
     demo,  # demo
     harvesting,  # harvest list, harvest all, harvest NAME of a plug-in
+    history,  # diff, history
     kafka,  # harvest kafka
     lineage,  # path, upstream, downstream, impact, columns
     quality,  # check

@@ -13,6 +13,7 @@ import click
 from lineagegraph.cli.app import App
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.output import write_file
+from lineagegraph.reports.options import parse_time
 from lineagegraph.store_check import require_existing_store
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -56,3 +57,17 @@ def emit(text: str, output: Path | None) -> None:
         return
     write_file(output, text + "\n")
     click.echo(f"wrote {output}", err=True)
+
+
+class TimeParam(click.ParamType):
+    """A time as a user types it (2024-06-30, 2024-06-30T12:00:00Z, epoch ms): epoch ms."""
+
+    name = "TIME"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_time(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)

@@ -16,6 +16,7 @@ import click
 from lineagegraph.cli.app import App, cli
 from lineagegraph.cli.common import (
     NAME_HELP,
+    TimeParam,
     emit,
     format_option,
     output_option,
@@ -30,9 +31,18 @@ from lineagegraph.render.formats import FORMATS
 
 
 def output_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """--format, --output and --include-deleted, shared by every lineage command."""
+    """--format, --output, --include-deleted and --as-of, shared by every lineage command."""
     func = click.option(
-        "--include-deleted", is_flag=True, help="Also follow and show soft-deleted assets."
+        "--as-of",
+        type=TimeParam(),
+        metavar="TIME",
+        help="The lineage as it was then: 2024-06-30, 2024-06-30T12:00:00Z or epoch ms "
+        "(default: now). See docs/history.md.",
+    )(func)
+    func = click.option(
+        "--include-deleted",
+        is_flag=True,
+        help="Also follow and show soft-deleted assets and lineage that stopped holding.",
     )(func)
     func = output_option("Write to this file instead of the terminal (e.g. lineage.html).")(func)
     return format_option(
@@ -95,6 +105,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
         fmt: str,
         output: Path | None,
         include_deleted: bool,
+        as_of: int | None,
     ) -> None:
         refuse_page_on_terminal(fmt, output)
         with read_store(app) as store:
@@ -107,6 +118,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
                 systems=systems,
                 kinds=kinds,
                 include_deleted=include_deleted,
+                as_of=as_of,
             )
         emit(answer.render(fmt), output)
 
@@ -121,6 +133,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
     Examples (names from `lineagegraph demo`):
       {example}
       {example.split(" --")[0]} --format html -o lineage.html
+      {example.split(" --")[0]} --as-of 2024-06-30
     """
     return cli.command(direction)(command)
 
@@ -157,6 +170,7 @@ def path_command(
     fmt: str,
     output: Path | None,
     include_deleted: bool,
+    as_of: int | None,
 ) -> None:
     """The lineage paths from FROM to TO, shortest first.
 
@@ -179,6 +193,7 @@ def path_command(
             depth=depth,
             limit=limit,
             include_deleted=include_deleted,
+            as_of=as_of,
         )
     for note in answer.answer.notes:
         click.echo(f"note: {note}", err=True)
@@ -189,7 +204,14 @@ def path_command(
 @click.argument("name")
 @output_options
 @pass_app
-def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: bool) -> None:
+def impact(
+    app: App,
+    name: str,
+    fmt: str,
+    output: Path | None,
+    include_deleted: bool,
+    as_of: int | None,
+) -> None:
     """What a change to NAME would affect: every asset downstream, grouped by system and kind,
     and the transformations that read NAME or any of them. Each asset is listed with its
     classifications, on it or its columns, own and derived (JSON says why).
@@ -203,7 +225,9 @@ def impact(app: App, name: str, fmt: str, output: Path | None, include_deleted: 
     """
     refuse_page_on_terminal(fmt, output)
     with read_store(app) as store:
-        answer = answers.impact(store, app.settings, name, include_deleted=include_deleted)
+        answer = answers.impact(
+            store, app.settings, name, include_deleted=include_deleted, as_of=as_of
+        )
     emit(answer.render(fmt), output)
 
 
@@ -233,6 +257,7 @@ def columns(
     fmt: str,
     output: Path | None,
     include_deleted: bool,
+    as_of: int | None,
 ) -> None:
     """Column lineage of ASSET#COLUMN: the columns it is derived from and those derived from it.
 
@@ -253,6 +278,7 @@ def columns(
             depth=depth,
             include_deleted=include_deleted,
             direction=None if direction == "both" else direction,  # type: ignore[arg-type]
+            as_of=as_of,
         )
     emit(answer.render(fmt), output)
 

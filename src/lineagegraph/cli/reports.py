@@ -11,22 +11,17 @@ from typing import Any
 import click
 
 from lineagegraph.cli.app import App, cli
-from lineagegraph.cli.common import emit, format_option, output_option, pass_app, read_store
+from lineagegraph.cli.common import (
+    TimeParam,
+    emit,
+    format_option,
+    output_option,
+    pass_app,
+    read_store,
+)
 from lineagegraph.output import FORMATS, terminal_width
-from lineagegraph.reports.options import GROUPINGS, ORDERS, Kind, build_options, parse_time
+from lineagegraph.reports.options import GROUPINGS, ORDERS, Kind, build_options
 from lineagegraph.reports.orphans import run_report
-
-
-class TimeParam(click.ParamType):
-    name = "TIME"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_time(str(value))
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
 
 
 def report_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -36,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, NamedTuple
 
+from lineagegraph.graph.history import History
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import (
     RANK,
@@ -138,6 +139,7 @@ class RunReducer:
         self.self_edges = 0
         self._pending = 0  # run times held for jobs and FLOWS_TO
         self._row = 0
+        self._history = History()  # what each run produced: the edges' intervals (drift)
 
     def add(self, values: Iterable[Value], at: int, run_id: str, user: str | None = None) -> None:
         """One sighting's values (a query, an event), all at `at` by run `run_id`: the values'
@@ -217,6 +219,8 @@ class RunReducer:
             self._feed(src, dst, at, columns.via, masked)
 
     def _job(self, job: Transformation, at: int, run_id: str, user: str | None) -> None:
+        history = self._history
+        history.run(job.urn, at)
         entry = self._jobs.get(job.urn)
         if entry is None:
             self._jobs[job.urn] = (job, _Runs(at, [at], {}, run_id, user))
@@ -229,7 +233,9 @@ class RunReducer:
                 self._pending += 1
             runs.first = min(runs.first, at)
         for kind, assets in (("r", job.reads), ("w", job.writes)):
+            edge = "READS_FROM" if kind == "r" else "WRITES_TO"
             for asset in assets:
+                history.sight(edge, job.urn, asset, job.urn, at)
                 span = self._job_edges.get((kind, job.urn, asset))
                 if span is None:
                     self._job_edges[kind, job.urn, asset] = [at, at]
@@ -240,6 +246,7 @@ class RunReducer:
         if flow.src == flow.dst:
             self.self_edges += 1
             return
+        self._history.sight("FLOWS_TO", flow.src, flow.dst, flow.via, at)
         runs = self._flows.get((flow.src, flow.dst))
         if runs is None:
             runs = self._flows[flow.src, flow.dst] = _Runs(at, [at])
@@ -258,6 +265,7 @@ class RunReducer:
         if src == dst:
             self.self_edges += 1
             return
+        self._history.sight("FEEDS", src, dst, via, at)
         entry = self._feeds.get((src, dst))
         if entry is None:
             entry = self._feeds[src, dst] = [at, at, {}, {}, False]
@@ -315,6 +323,7 @@ class RunReducer:
         self._write_earliest(writer)
         writer.add_all(_sighting(n, n.last) for n in self._nodes.values() if n.last > n.first)
         writer.flush()
+        self._history.read_prior(writer.store)  # before the edges change
         self._write_runs(writer)
         counts = writer.counts
         edges: dict[str, list[dict[str, Any]]] = {"r": [], "w": []}
@@ -332,6 +341,8 @@ class RunReducer:
                 writer.add(ColumnFeed(src, dst, last, order[-1], masked))
             if masked and plain:
                 writer.add(ColumnFeed(src, dst, first, order[0]))
+        writer.flush()
+        self._history.write(writer.store)
         writer.add_all(self._checks.values())
         writer.add_all(fact for kept in self._tags.values() for fact in dict.fromkeys(kept))
         for earliest, kept in self._run_states.values():

@@ -364,7 +364,8 @@ def downstream_of(store: Reads, starts: Collection[str]) -> dict[str, int]:
         found: set[str] = set()
         for chunk in chunks(frontier, _CHUNK):
             rows = store.read(
-                "lineage_downstream_step", {"frontier": chunk, "include_deleted": False}
+                "lineage_downstream_step",
+                {"frontier": chunk, "include_deleted": False, "as_of": None},
             )
             found.update(row["urn"] for row in rows if row["urn"] not in reached)
         for urn in found:

@@ -9,7 +9,11 @@ bounded, shortest first, and only once a level-by-level search has found that on
 Filters (systems, kinds) select what is returned, never what is traversed: lineage from an S3
 prefix to a Snowflake table runs through Spark datasets even when only tables are asked for.
 Deleted assets (`deleted_at` set) are neither returned nor traversed unless asked for, since
-data no longer flows through them.
+data no longer flows through them; nor are edges that stopped holding (`retired_at`).
+
+Every question takes `as_of` (epoch ms; None: now): the graph as it was then, from the history
+each asset and edge keeps (docs/history.md): an edge counts when it was first seen by then and
+had not stopped then.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from lineagegraph.identity import (
     snowflake_urn,
     split_column_urn,
 )
-from lineagegraph.output import visible
+from lineagegraph.output import time_text, visible
 from lineagegraph.questions.quality import asset_quality
 from lineagegraph.questions.tags import ListedTag
 from lineagegraph.settings import Settings
@@ -148,7 +152,28 @@ class Impact:
 # --- Looking assets up ----------------------------------------------------------------------
 
 
-def _reached(row: dict[str, Any], hit: _Hit | None = None) -> Reached:
+def held_at(row: dict[str, Any], as_of: int) -> bool:
+    """Whether an asset (or a column, by its asset's deletions) was there at `as_of`, from its
+    details row: first seen by then, and not deleted then (each deletion until it came back)."""
+    if row["first_seen"] is not None and row["first_seen"] > as_of:
+        return False
+    deleted = row.get("deleted") or ([row["deleted_at"]] if row["deleted_at"] is not None else [])
+    restored = row.get("restored") or []
+    return sum(d <= as_of for d in deleted) == sum(r <= as_of for r in restored)
+
+
+def _deleted_at(row: dict[str, Any], as_of: int | None) -> int | None:
+    """The deletion a node shows: now, its `deleted_at`; as of a time, the last deletion by
+    then when it was deleted then."""
+    if as_of is None:
+        return row["deleted_at"]  # type: ignore[no-any-return]
+    if held_at(row, as_of):
+        return None
+    deleted = row.get("deleted") or ([row["deleted_at"]] if row["deleted_at"] is not None else [])
+    return max((d for d in deleted if d <= as_of), default=None)
+
+
+def _reached(row: dict[str, Any], hit: _Hit | None = None, as_of: int | None = None) -> Reached:
     """A found node from its details row and, when a search found it, how it was reached."""
     return Reached(
         urn=row["urn"],
@@ -158,7 +183,7 @@ def _reached(row: dict[str, Any], hit: _Hit | None = None) -> Reached:
         distance=hit.distance if hit else 0,
         via=hit.via if hit else (),
         reached_from=hit.reached_from if hit else (),
-        deleted_at=row["deleted_at"],
+        deleted_at=_deleted_at(row, as_of),
         linked_from=tuple(sorted(hit.linked_from)) if hit else (),
         quality=row.get("quality"),
     )
@@ -177,19 +202,38 @@ def _details(store: GraphStore, what: str, urns: list[str]) -> dict[str, dict[st
     return rows
 
 
-def lookup(store: GraphStore, urns: Collection[str]) -> dict[str, Reached]:
+def lookup(
+    store: GraphStore, urns: Collection[str], as_of: int | None = None
+) -> dict[str, Reached]:
     """The assets among `urns` that exist (deleted ones included), by urn."""
-    return {urn: _reached(row) for urn, row in _details(store, "asset", list(urns)).items()}
+    rows = _details(store, "asset", list(urns))
+    return {urn: _reached(row, as_of=as_of) for urn, row in rows.items()}
 
 
-def start_asset(store: GraphStore, urn: str, *, include_deleted: bool = False) -> Reached:
-    """The asset a question starts from; unknown or (by default) deleted is an error."""
-    found = lookup(store, [urn]).get(urn)
-    if found is None:
+def start_asset(
+    store: GraphStore, urn: str, *, include_deleted: bool = False, as_of: int | None = None
+) -> Reached:
+    """The asset a question starts from; unknown (at `as_of`: not seen yet) or (by default)
+    deleted is an error."""
+    row = _details(store, "asset", [urn]).get(urn)
+    if row is None:
         raise AssetNotFound(f"no asset {urn!r} in the graph", suggest(store, urn))
+    return _started(row, "asset", include_deleted, as_of)
+
+
+def _started(row: dict[str, Any], what: str, include_deleted: bool, as_of: int | None) -> Reached:
+    """The node a question starts from, or why it cannot start there (at `as_of`)."""
+    found = _reached(row, as_of=as_of)
+    urn = found.urn
+    if as_of is not None and row["first_seen"] is not None and row["first_seen"] > as_of:
+        raise AssetNotFound(
+            f"{what} {urn!r} was first seen at {time_text(row['first_seen'])}, "
+            f"after {time_text(as_of)}"
+        )
     if found.deleted_at is not None and not include_deleted:
+        whose = "asset" if what == "asset" else "the asset of column"
         raise AssetDeleted(
-            f"asset {urn!r} is deleted (deleted_at={found.deleted_at}); "
+            f"{whose} {urn!r} is deleted (deleted_at={found.deleted_at}); "
             "pass --include-deleted to follow its lineage anyway"
         )
     return found
@@ -382,6 +426,7 @@ def _search(
     depth: int,
     include_deleted: bool,
     until: str | None = None,
+    as_of: int | None = None,
 ) -> list[_Hit]:
     """Breadth-first from `start`: one bounded hop per statement over the current frontier,
     each node kept once, at the level it is first reached; stops after the level that reaches
@@ -392,9 +437,8 @@ def _search(
     for distance in range(1, depth + 1):
         if not frontier or until in hits:
             break
-        rows = store.read(
-            _STEP[what, direction], {"frontier": frontier, "include_deleted": include_deleted}
-        )
+        params = {"frontier": frontier, "include_deleted": include_deleted, "as_of": as_of}
+        rows = store.read(_STEP[what, direction], params)
         reached: dict[str, tuple[set[str], set[str]]] = {}
         for row in rows:  # one row per edge: group them by the node reached
             urn = row["urn"]
@@ -418,11 +462,12 @@ def _expand(
     start: str,
     depth: int,
     include_deleted: bool,
+    as_of: int | None = None,
 ) -> list[Reached]:
     """The search's nodes with their details, nearest first."""
-    hits = _search(store, what, direction, start, depth, include_deleted)
+    hits = _search(store, what, direction, start, depth, include_deleted, as_of=as_of)
     details = _details(store, what, [hit.urn for hit in hits])
-    return [_reached(details[hit.urn], hit) for hit in hits if hit.urn in details]
+    return [_reached(details[hit.urn], hit, as_of) for hit in hits if hit.urn in details]
 
 
 def _matches(item: Reached, systems: Collection[str], kinds: Collection[str]) -> bool:
@@ -438,17 +483,18 @@ def traverse(
     systems: Collection[str] = (),
     kinds: Collection[str] = (),
     include_deleted: bool = False,
+    as_of: int | None = None,
 ) -> list[Reached]:
     """The assets upstream or downstream of `urn` within `depth` hops, each once, nearest
-    first. `systems`/`kinds` filter the answer, not the search."""
+    first (as of `as_of`). `systems`/`kinds` filter the answer, not the search."""
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     _check_depth(depth, MAX_DEPTH)
     unknown = set(kinds) - set(KINDS)
     if unknown:
         raise UsageError(f"unknown asset kind(s) {sorted(unknown)}; choose from {', '.join(KINDS)}")
-    start_asset(store, urn, include_deleted=include_deleted)
-    found = _expand(store, "asset", direction, urn, depth, include_deleted)
+    start_asset(store, urn, include_deleted=include_deleted, as_of=as_of)
+    found = _expand(store, "asset", direction, urn, depth, include_deleted, as_of)
     if not systems and not kinds:
         return found
     return _select(found, lambda item: _matches(item, systems, kinds))
@@ -474,17 +520,22 @@ def _select(found: list[Reached], keep: Callable[[Reached], bool]) -> list[Reach
 
 
 def impact(
-    store: GraphStore, urn: str, *, depth: int = MAX_DEPTH, include_deleted: bool = False
+    store: GraphStore,
+    urn: str,
+    *,
+    depth: int = MAX_DEPTH,
+    include_deleted: bool = False,
+    as_of: int | None = None,
 ) -> Impact:
     """What a change to `urn` affects: every asset downstream, grouped by (system, kind), and
-    the transformations that read the start or any of those assets."""
+    the transformations that read the start or any of those assets (as of `as_of`)."""
     _check_depth(depth, MAX_DEPTH)
-    start = start_asset(store, urn, include_deleted=include_deleted)
-    assets = _expand(store, "asset", "downstream", urn, depth, include_deleted)
+    start = start_asset(store, urn, include_deleted=include_deleted, as_of=as_of)
+    assets = _expand(store, "asset", "downstream", urn, depth, include_deleted, as_of)
     groups: dict[tuple[str, str], list[Reached]] = {}
     for item in sorted(assets, key=lambda a: (a.system or "", a.kind, a.distance, a.urn)):
         groups.setdefault((item.system or "", item.kind), []).append(item)
-    rows = store.read("lineage_readers", {"urns": [urn, *(a.urn for a in assets)]})
+    rows = store.read("lineage_readers", {"urns": [urn, *(a.urn for a in assets)], "as_of": as_of})
     readers = [
         Reader(
             urn=row["urn"],
@@ -509,6 +560,7 @@ def paths(
     limit: int = DEFAULT_PATH_LIMIT,
     *,
     include_deleted: bool = False,
+    as_of: int | None = None,
 ) -> list[LineagePath]:
     """The FLOWS_TO paths from `src` to `dst` of at most `max_depth` hops, shortest first.
 
@@ -519,11 +571,13 @@ def paths(
     _check_depth(max_depth, MAX_PATH_DEPTH)
     if limit < 1:
         raise UsageError(f"limit must be at least 1, got {limit}")
-    start_asset(store, src, include_deleted=include_deleted)
-    start_asset(store, dst, include_deleted=include_deleted)
+    start_asset(store, src, include_deleted=include_deleted, as_of=as_of)
+    start_asset(store, dst, include_deleted=include_deleted, as_of=as_of)
     if src == dst:
         raise UsageError(f"FROM and TO are the same asset ({src!r})")
-    found = _search(store, "asset", "downstream", src, max_depth, include_deleted, until=dst)
+    found = _search(
+        store, "asset", "downstream", src, max_depth, include_deleted, until=dst, as_of=as_of
+    )
     if not any(hit.urn == dst for hit in found):  # no path: nothing to enumerate
         return []
     rows = store.read(
@@ -534,6 +588,7 @@ def paths(
             "depth": max_depth,
             "limit": limit,
             "include_deleted": include_deleted,
+            "as_of": as_of,
         },
     )
     quality = asset_quality(store, {a["urn"] for row in rows for a in row["assets"]})
@@ -576,11 +631,12 @@ def paths_between(
     limit: int = DEFAULT_PATH_LIMIT,
     *,
     include_deleted: bool = False,
+    as_of: int | None = None,
 ) -> PathAnswer:
     """`paths`, and when an end is an S3 object with no path of its own, the paths of the
     dataset it is PART_OF: flows are recorded between datasets (a Spark job reads a prefix),
     so an object's lineage is its dataset's."""
-    found = paths(store, src, dst, max_depth, limit, include_deleted=include_deleted)
+    found = paths(store, src, dst, max_depth, limit, include_deleted=include_deleted, as_of=as_of)
     if found:
         return PathAnswer(src, dst, found)
     rows = store.read("lineage_dataset_of", {"urns": [src, dst]})
@@ -588,7 +644,9 @@ def paths_between(
     new_src, new_dst = datasets.get(src, src), datasets.get(dst, dst)
     if (new_src, new_dst) == (src, dst) or new_src == new_dst:
         return PathAnswer(src, dst, found)
-    found = paths(store, new_src, new_dst, max_depth, limit, include_deleted=include_deleted)
+    found = paths(
+        store, new_src, new_dst, max_depth, limit, include_deleted=include_deleted, as_of=as_of
+    )
     notes = tuple(
         f"{end} {urn} is an S3 object with no lineage of its own: showing the paths "
         f"{'from' if end == 'FROM' else 'to'} the dataset it is part of, {dataset}"
@@ -598,18 +656,14 @@ def paths_between(
     return PathAnswer(new_src, new_dst, found, notes) if found else PathAnswer(src, dst, [])
 
 
-def start_column(store: GraphStore, col_urn: str, *, include_deleted: bool = False) -> Reached:
+def start_column(
+    store: GraphStore, col_urn: str, *, include_deleted: bool = False, as_of: int | None = None
+) -> Reached:
     """The column a column-lineage question starts from; its asset's deletion applies to it."""
     row = _details(store, "column", [col_urn]).get(col_urn)
     if row is None:
         raise AssetNotFound(f"no column {col_urn!r} in the graph")
-    column = _reached(row)
-    if column.deleted_at is not None and not include_deleted:
-        raise AssetDeleted(
-            f"the asset of column {col_urn!r} is deleted (deleted_at={column.deleted_at}); "
-            "pass --include-deleted to follow its lineage anyway"
-        )
-    return column
+    return _started(row, "column", include_deleted, as_of)
 
 
 def column_lineage(
@@ -619,10 +673,12 @@ def column_lineage(
     depth: int = DEFAULT_DEPTH,
     *,
     include_deleted: bool = False,
+    as_of: int | None = None,
 ) -> list[Reached]:
-    """The columns upstream or downstream of a column over FEEDS, each once, nearest first."""
+    """The columns upstream or downstream of a column over FEEDS, each once, nearest first
+    (as of `as_of`)."""
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     _check_depth(depth, MAX_DEPTH)
-    start_column(store, col_urn, include_deleted=include_deleted)
-    return _expand(store, "column", direction, col_urn, depth, include_deleted)
+    start_column(store, col_urn, include_deleted=include_deleted, as_of=as_of)
+    return _expand(store, "column", direction, col_urn, depth, include_deleted, as_of)

@@ -33,7 +33,14 @@ from lineagegraph.serve.explorer import routes as explorer_routes
 from lineagegraph.serve.guard import Guard, error
 from lineagegraph.serve.metrics import FactsCache, Metrics, get_metrics
 from lineagegraph.serve.openapi import OPENAPI
-from lineagegraph.serve.reading import answer, flag_param, int_param, path_params, text_param
+from lineagegraph.serve.reading import (
+    answer,
+    flag_param,
+    int_param,
+    path_params,
+    text_param,
+    time_param,
+)
 from lineagegraph.serve.spool import GroupCommit, Ingester, Spool
 from lineagegraph.settings import Settings, redact, secret_values
 
@@ -138,7 +145,10 @@ async def get_lineage(request: Request) -> Response:
     try:
         node = text_param(request, "nodeId")
         depth = int_param(request, "depth", marquez.DEFAULT_DEPTH, 1, marquez.MAX_DEPTH)
-        graph = await run_in_threadpool(service.read, marquez.lineage, node, depth, service.rules)
+        as_of = time_param(request, "asOf")
+        graph = await run_in_threadpool(
+            service.read, marquez.lineage, node, depth, service.rules, as_of
+        )
     except (BadRequest, marquez.BadNodeId) as exc:
         return error(400, str(exc))
     except marquez.NodeNotFound as exc:
@@ -176,9 +186,10 @@ def _traversal(direction: Direction) -> Callable[[Request], Awaitable[Response]]
             name = text_param(request, "name")
             depth = int_param(request, "depth", lineage.DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
             deleted = flag_param(request, "include_deleted")
+            as_of = time_param(request, "as_of")
         except BadRequest as exc:
             return error(exc.status, str(exc))
-        question = partial(answers.traversal, depth=depth, include_deleted=deleted)
+        question = partial(answers.traversal, depth=depth, include_deleted=deleted, as_of=as_of)
         return await answer(request, question, settings, name, direction, respond=_as_json)
 
     return route
@@ -189,9 +200,10 @@ async def get_impact(request: Request) -> Response:
     try:
         name = text_param(request, "name")
         deleted = flag_param(request, "include_deleted")
+        as_of = time_param(request, "as_of")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    question = partial(answers.impact, include_deleted=deleted)
+    question = partial(answers.impact, include_deleted=deleted, as_of=as_of)
     return await answer(request, question, settings, name, respond=_as_json)
 
 
@@ -199,9 +211,10 @@ async def get_path(request: Request) -> Response:
     settings = request.app.state.service.settings
     try:
         source, target, depth, deleted = path_params(request)
+        as_of = time_param(request, "as_of")
     except BadRequest as exc:
         return error(exc.status, str(exc))
-    question = partial(answers.path, depth=depth, include_deleted=deleted)
+    question = partial(answers.path, depth=depth, include_deleted=deleted, as_of=as_of)
     return await answer(request, question, settings, source, target, respond=_as_json)
 
 

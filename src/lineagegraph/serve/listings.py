@@ -225,7 +225,8 @@ def _jobs(store: GraphStore, urns: list[str]) -> list[dict[str, Any]]:
     rows = {r["urn"]: r for r in store.read("serve_jobs", {"urns": urns})}
     reads: dict[str, list[str]] = {urn: [] for urn in urns}
     writes: dict[str, list[str]] = {urn: [] for urn in urns}
-    for row in store.read("serve_job_assets", {"urns": urns, "include_deleted": False}):
+    held = {"urns": urns, "include_deleted": False, "as_of": None}
+    for row in store.read("serve_job_assets", held):
         (reads if row["rel"] == "READS_FROM" else writes)[row["job"]].append(row["asset"])
     return [job_data(rows[u], sorted(reads[u]), sorted(writes[u])) for u in urns if u in rows]
 
@@ -255,7 +256,8 @@ def column_lineage(
     for statement, forward in steps:
         seen, frontier = set(starts), sorted(starts)
         for _ in range(depth):
-            rows = store.read(statement, {"frontier": frontier, "include_deleted": False})
+            params = {"frontier": frontier, "include_deleted": False, "as_of": None}
+            rows = store.read(statement, params)
             feeds |= {
                 (r["reached_from"], r["urn"]) if forward else (r["urn"], r["reached_from"])
                 for r in rows

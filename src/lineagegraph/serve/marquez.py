@@ -124,16 +124,25 @@ def resolve(store: GraphStore, text: str, rules: FoldRules) -> Node:
     raise NodeNotFound(f"no {kind} {rest!r} in the graph", suggest(store, candidates[0][0]))
 
 
-def lineage(store: GraphStore, text: str, depth: int, rules: FoldRules) -> dict[str, Any]:
-    """The answer to `GET /api/v1/lineage?nodeId=TEXT&depth=DEPTH`."""
-    return lineage_graph(store, resolve(store, text, rules), depth, rules)
+def lineage(
+    store: GraphStore, text: str, depth: int, rules: FoldRules, as_of: int | None = None
+) -> dict[str, Any]:
+    """The answer to `GET /api/v1/lineage?nodeId=TEXT&depth=DEPTH[&asOf=TIME]`."""
+    return lineage_graph(store, resolve(store, text, rules), depth, rules, as_of=as_of)
 
 
 def lineage_graph(
-    store: GraphStore, start: Node, depth: int, rules: FoldRules, *, include_deleted: bool = False
+    store: GraphStore,
+    start: Node,
+    depth: int,
+    rules: FoldRules,
+    *,
+    include_deleted: bool = False,
+    as_of: int | None = None,
 ) -> dict[str, Any]:
     """Marquez's LineageGraph: {"graph": [GraphNode]} with every node within `depth` job
-    levels of `start`."""
+    levels of `start`, from the edges that hold now or held at `as_of` (epoch ms)."""
+    held = {"include_deleted": include_deleted, "as_of": as_of}
     assets: set[str] = set()
     jobs: set[str] = set()
     edges: set[tuple[str, str, str]] = set()  # (job, asset, READS_FROM | WRITES_TO)
@@ -144,14 +153,14 @@ def lineage_graph(
     else:
         level_jobs, levels = [start.urn], 1
         jobs.add(start.urn)
-        edges = _job_edges(store, start.urn, include_deleted)
+        edges = _job_edges(store, start.urn, held)
         frontier = sorted({a for _, a, _ in edges} - assets)
         assets.update(frontier)
     while frontier and levels < depth:
-        params = {"urns": frontier, "jobs": level_jobs, "include_deleted": include_deleted}
+        params = {"urns": frontier, "jobs": level_jobs, **held}
         found = _edges(store.read("serve_lineage_level", params))
         views = sorted(v for v in map(view_of, jobs) if v is not None)
-        params = {"urns": frontier, "views": views, "include_deleted": include_deleted}
+        params = {"urns": frontier, "views": views, **held}
         found |= _view_edges(store.read("serve_view_jobs_level", params))
         level_jobs = sorted({j for j, _, _ in found} - jobs)
         if not level_jobs:
@@ -179,17 +188,16 @@ def _view_edges(rows: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
     return edges
 
 
-def _job_edges(store: GraphStore, job: str, include_deleted: bool) -> set[tuple[str, str, str]]:
+def _job_edges(store: GraphStore, job: str, held: dict[str, Any]) -> set[tuple[str, str, str]]:
     """The datasets one job reads and writes: a transformation's, or those of the job standing
-    for the job-less lineage into an asset."""
+    for the job-less lineage into an asset. `held`: include_deleted and as_of."""
     view = view_of(job)
     if view is None:
-        params = {"urns": [job], "include_deleted": include_deleted}
-        return _edges(store.read("serve_job_assets", params))
-    params = {"urns": [view], "views": [], "include_deleted": include_deleted}
+        return _edges(store.read("serve_job_assets", {"urns": [job], **held}))
+    params = {"urns": [view], "views": [], **held}
     rows = [r for r in store.read("serve_view_jobs_level", params) if r["view"] == view]
     (target,) = store.read("serve_assets", {"urns": [view]})
-    shown = include_deleted or target["deleted_at"] is None
+    shown = held["include_deleted"] or target["deleted_at"] is None
     return _view_edges([r | {"shown": shown} for r in rows])
 
 

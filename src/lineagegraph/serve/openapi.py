@@ -133,6 +133,8 @@ _COLOUR = _query(
     "system: colour by system even where assets have a quality; tag: by classifications",
 )
 _DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
+_WHEN = "the lineage as it was then: 2024-06-30, 2024-06-30T12:00:00Z or epoch ms (default: now)"
+_AS_OF = _query("as_of", _WHEN)
 _PICTURE = (  # the explorer's lineage pictures
     _NAME,
     _query("direction", "both (default), upstream, downstream or impact", enum=list(SIDES)),
@@ -233,7 +235,7 @@ OPENAPI: dict[str, Any] = {
             },
             "get": {
                 "summary": "The lineage graph around a dataset or job (Marquez's shape)",
-                "parameters": [_NODE_ID, _DEPTH],
+                "parameters": [_NODE_ID, _DEPTH, _query("asOf", _WHEN)],
                 "responses": {
                     "200": {
                         "description": "{graph: [{id, type, data, inEdges, outEdges}]}",
@@ -325,17 +327,20 @@ OPENAPI: dict[str, Any] = {
             _NAME,
             _int("depth", "hops (default 20)", 1, lineage.MAX_DEPTH),
             _DELETED,
+            _AS_OF,
         ),
         "/api/v1/downstream": _get(
             "Every asset an asset flows into (as `downstream --format json`)",
             _NAME,
             _int("depth", "hops (default 20)", 1, lineage.MAX_DEPTH),
             _DELETED,
+            _AS_OF,
         ),
         "/api/v1/impact": _get(
             "Everything downstream, grouped, and the jobs reading it (as `impact --format json`)",
             _NAME,
             _DELETED,
+            _AS_OF,
         ),
         "/api/v1/path": _get(
             "Lineage paths between two assets, shortest first (as `path --format json`)",
@@ -343,6 +348,7 @@ OPENAPI: dict[str, Any] = {
             _query("to", "where they end", required=True),
             _int("depth", "hops at most (default 10)", 1, lineage.MAX_PATH_DEPTH),
             _DELETED,
+            _AS_OF,
         ),
         "/healthz": {
             "get": {

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from lineagegraph.errors import LineageGraphError, StoreError
 from lineagegraph.questions import lineage
 from lineagegraph.render.as_json import to_json
+from lineagegraph.reports.options import parse_time
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.store_check import EmptyGraph
@@ -39,6 +40,18 @@ def text_param(request: Request, name: str) -> str:
     if not value:
         raise BadRequest(f"the {name} query parameter is required")
     return value
+
+
+def time_param(request: Request, name: str) -> int | None:
+    """A time parameter (2024-06-30, 2024-06-30T12:00:00Z or epoch ms) as epoch ms, or None
+    when absent: `asOf`, the lineage as it was then (docs/history.md)."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    try:
+        return parse_time(raw)
+    except ValueError as exc:
+        raise BadRequest(f"{name}: {exc}") from None
 
 
 def flag_param(request: Request, name: str) -> bool:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lineagegraph import identity
 from lineagegraph.column_links import ColumnLink, column_items
+from lineagegraph.graph.history import History
 from lineagegraph.identity import FoldRules
 from lineagegraph.masking import DEFAULT_NAMES, along, either
 from lineagegraph.model import (
@@ -510,10 +511,18 @@ def action_items(action: SparkAction) -> Iterator[Item | SchemaSeen]:
 
 
 def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAction]) -> None:
-    """Write actions and flush, then their Spark details (mode, command) on the transformation."""
-    for action in actions:
-        writer.add_all(action_items(action))
+    """Write actions and flush, then their Spark details (mode, command) on the transformation.
+    An action's run of its transformation says what it reads now: inputs of earlier runs it no
+    longer reads stop holding (lineagegraph.graph.history)."""
+    items = [list(action_items(action)) for action in actions]
+    history = History()
+    for action_values in items:
+        history.take(action_values)
+    history.read_prior(store)
+    for action_values in items:
+        writer.add_all(action_values)
     writer.flush()
+    history.write(store)
     rows = [
         {"urn": a.transformation_urn, "run_at": a.at, "mode": a.mode, "command": a.command}
         for a in actions

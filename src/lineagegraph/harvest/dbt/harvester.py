@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.base import GraphStore
+from lineagegraph.graph.history import History
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.harvest.dbt.artifacts import load
 from lineagegraph.harvest.dbt.classify import SOURCE, classifications
@@ -25,7 +26,7 @@ from lineagegraph.harvest.dbt.project import SYSTEM, Project
 from lineagegraph.harvest.dbt.settings import DEFAULT_META_KEYS
 from lineagegraph.harvest.tag_changes import tag_changes
 from lineagegraph.masking import DEFAULT_NAMES
-from lineagegraph.model import CheckResult
+from lineagegraph.model import CheckResult, Item, Transformation
 from lineagegraph.pipeline import HarvestRun, harvest_run
 
 if TYPE_CHECKING:
@@ -87,8 +88,12 @@ def harvest_dbt(
         masking=masking,
     )
     report = DbtReport(project.naming.adapter)
+    history = History()  # each model's run: what its earlier runs read and it no longer does stops
     with harvest_run(store, SYSTEM, str(project.artifacts.target.resolve())) as (run, writer):
-        writer.add_all(parsed_ahead(project.items()))
+        writer.add_all(parsed_ahead(_runs_told(project.items(), history)))
+        writer.flush()
+        history.read_prior(store)  # after the writes: what they sighted holds at their run
+        history.write(store)
         report.checks = project.checks()
         writer.add_all(report.checks)  # the writer stores them after their assets and columns
         columns, stated = classifications(project, tag_keys, meta_keys)
@@ -168,6 +173,14 @@ def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
         + (", ".join(f"{n} {s}" for s, n in sorted(tests.items())) or "none")
         + f"; run {run.id}: {run.status}"
     )
+
+
+def _runs_told(items: Iterable[Item], history: History) -> Iterator[Item]:
+    """`items`, each model's run told to `history` on the way (drift, docs/history.md)."""
+    for item in items:
+        if type(item) is Transformation:
+            history.run(item.urn, item.run_at)
+        yield item
 
 
 def parsed_ahead(items: Iterable[T]) -> Iterator[T]:

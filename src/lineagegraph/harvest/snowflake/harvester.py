@@ -24,6 +24,7 @@ from snowflake.connector import SnowflakeConnection
 from snowflake.connector.cursor import DictCursor, SnowflakeCursor
 
 from lineagegraph.errors import ConfigError, HarvestError
+from lineagegraph.graph.history import delete_assets
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Tick
@@ -331,9 +332,7 @@ def write_windows(
 def finish_run(reducer: RunReducer, writer: GraphWriter) -> None:
     """The reducer's last writes, then the DROPs no later sighting undid, as soft deletes:
     after every sighting, so an object seen again after its drop stays present."""
-    drops = reducer.write_run(writer)
-    if drops:
-        writer.store.write_batches("snowflake_soft_delete", drops, ("urn",))
+    delete_assets(writer.store, reducer.write_run(writer))
 
 
 def _newer(newest: int | None, at: Any) -> int | None:

@@ -81,7 +81,7 @@ def columns_on(store: GraphStore, view: View, include_deleted: bool) -> Columns:
     assets = [n.urn for n in view.nodes if n.kind != "Transformation"]
     rows = store.read("explore_columns", {"assets": assets})
     on_picture = {r["urn"] for r in rows}
-    params = {"frontier": sorted(on_picture), "include_deleted": include_deleted}
+    params = {"frontier": sorted(on_picture), "include_deleted": include_deleted, "as_of": None}
     step = store.read("lineage_column_downstream_step", params)
     feeds = {
         (r["reached_from"], r["urn"]): tuple(sorted(r["via"] or ()))

@@ -1,0 +1,7 @@
+// Set the history of FEEDS edges after a window of runs (lineagegraph.graph.history computes
+// it from what the graph held and what the window's runs produced).
+// Rows: {src, dst (column urns), stopped, resumed (lists or null), retired_at (null while the
+// edge holds), live (the transformations producing it now)}.
+UNWIND $rows AS r
+MATCH (:Column {urn: r.src})-[e:FEEDS]->(:Column {urn: r.dst})
+SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at, e.live = r.live

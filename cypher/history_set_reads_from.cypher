@@ -1,0 +1,7 @@
+// Set the history of READS_FROM edges after a window of runs (lineagegraph.graph.history computes
+// it from what the graph held and what the window's runs produced).
+// Rows: {src (transformation urn), dst (asset urn), stopped, resumed (lists or null),
+// retired_at (null while the edge holds), live (unused here)}.
+UNWIND $rows AS r
+MATCH (:Transformation {urn: r.src})-[e:READS_FROM]->(:Asset {urn: r.dst})
+SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at
