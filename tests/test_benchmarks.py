@@ -36,6 +36,8 @@ FIGURES = {
     "bench_openlineage": [
         r"[\d,]+ events/s",
         r"ratio: harvest [\d.]+x the baseline",
+        r"serve's event log, .*: [\d.]+ us CPU per event",
+        r"ratio: the event log adds [\d.]+x the harvest's CPU",
         r"hostile event, [\d,]+ inputs x 1 outputs .*: (refused|stored) in [\d.]+ s, peak RSS",
         r"SIGTERM .*: serve exited 0 in [\d.]+ s, peak RSS [\d,]+ MiB",
     ],
@@ -44,6 +46,11 @@ FIGURES = {
         r"ratio: serve [\d.]+x harvest",
         r"depth 20: p50 [\d.]+ ms, p95 [\d.]+ ms",
         r"ratio: HTTP p95 [\d.]+x",
+    ],
+    "bench_serve_alerts": [
+        r"alerts off: GET /api/v1/lineage .*p50 [\d.]+ ms, p95 [\d.]+ ms",
+        r"alerts every [\d.]+ s: GET .*p50 [\d.]+ ms, p95 [\d.]+ ms",
+        r"ratio: p95 with alerts [\d.]+x without",
     ],
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],
