@@ -22,6 +22,7 @@ import pytest
 import yaml
 from serve_fixtures import Server, client, wait_for
 
+from lineagegraph.errors import StoreError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import OpenLineageReport, read_events
@@ -300,3 +301,19 @@ def test_an_event_log_left_readable_by_others_is_made_the_owners_only(tmp_path: 
     path.chmod(0o644)  # as an earlier serve left it
     EventLog(path, keep=10, keep_days=0)
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_event_log_that_cannot_be_opened_never_stops_serve(tmp_path: Path) -> None:
+    path = tmp_path / "events.sqlite"
+    path.mkdir()  # not even a file: moved aside like a corrupt one
+    log = EventLog(path, keep=10, keep_days=0)
+    assert record(log, segment(tmp_path / "a", [raw_event(1)])) == 1
+    assert [p.name.split("-")[0] for p in tmp_path.glob("events.sqlite.corrupt-*")] == [
+        "events.sqlite.corrupt"
+    ]
+    nowhere = tmp_path / "a-file" / "events.sqlite"
+    nowhere.parent.write_text("")  # no log can be made here: serve runs without one
+    off = EventLog(nowhere, keep=10, keep_days=0)
+    assert record(off, segment(tmp_path / "b", [raw_event(2)])) == 0
+    with pytest.raises(StoreError, match="cannot be created"):
+        off.page(2**62, 0, "asc", 10, 0)

@@ -34,6 +34,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from lineagegraph.errors import StoreError
 from lineagegraph.harvest.openlineage import EventError, Located, event_time_ms
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
@@ -84,9 +85,10 @@ class EventLog:
         self.keep = keep
         self.keep_days = keep_days
         self._lock = threading.Lock()  # one writer
+        self.problem: str | None = None  # why there is no log at all (the listing answers 503)
         try:
             self._create()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, OSError) as exc:
             aside = self._move_aside()
             log.warning(
                 "the event log %s cannot be read (%s: %s); moved aside to %s, starting a new "
@@ -94,7 +96,12 @@ class EventLog:
                 "ingested from now on)",
                 path, type(exc).__name__, exc, aside,
             )  # fmt: skip
-            self._create()
+            try:
+                self._create()
+            except (sqlite3.DatabaseError, OSError) as again:
+                self.keep = 0  # nothing recorded; lineage flows on
+                self.problem = f"the event log {path} cannot be created: {again}"
+                log.error("%s; serve runs without it", self.problem)
 
     def _create(self) -> None:
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
@@ -110,7 +117,7 @@ class EventLog:
         a new file of the same name); returns the new name."""
         aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
         for suffix in ("", "-wal", "-shm"):
-            with suppress(FileNotFoundError):
+            with suppress(OSError):  # not there, or cannot be moved: _create says so
                 Path(f"{self.path}{suffix}").rename(f"{aside}{suffix}")
                 Path(f"{aside}{suffix}").chmod(0o600)  # kept for a person to look at, not all
         return aside
@@ -148,6 +155,8 @@ class EventLog:
         """Marquez's LineageEventList as JSON text: the events with `after <= eventTime <
         before`, by event time (then arrival), and how many there are. The events' own text
         is copied in, not parsed again."""
+        if self.problem:
+            raise StoreError(self.problem)
         with closing(self._connect()) as db:
             rows = db.execute(_PAGE[direction], (after, before, limit, offset)).fetchall()
             [(total,)] = db.execute(_COUNT, (after, before))
