@@ -7,7 +7,9 @@ symlinks on marts; each job runs N/200 times), then measures, in this order:
 1. `harvest openlineage` into a fresh embedded graph (the figure the goal is about);
 2. reading and mapping the events without writing (what parsing alone costs);
 3. the baseline: the same events, mapped by the same mapper, written through the shared
-   GraphWriter as they come (one row per graph value, no reduction), into a second fresh graph.
+   GraphWriter as they come (one row per graph value, no reduction), into a second fresh graph;
+4. what `lineagegraph serve` adds to each batch it ingests: the same harvest with the RunEvent
+   log (serve/eventlog.py) recording, its CPU per event against the harvest's (here + server).
 
 Both graphs must come out identical (every node and relationship with its properties), so the
 ratio compares two ways of writing the same graph. The machine's load average is printed with
@@ -58,6 +60,7 @@ from small import parse_args, server_pid
 from lineagegraph.graph.store import GraphStore, Result, open_store
 from lineagegraph.harvest.openlineage import (
     EventMapper,
+    Located,
     OpenLineageReport,
     harvest_openlineage,
     read_events,
@@ -65,6 +68,7 @@ from lineagegraph.harvest.openlineage import (
 )
 from lineagegraph.identity import NO_FOLD_RULES
 from lineagegraph.pipeline import harvest_run
+from lineagegraph.serve.eventlog import EventLog
 from lineagegraph.settings import GraphSettings, OpenLineageSettings
 
 COLUMNS = ("id", "customer", "amount", "ts")
@@ -376,6 +380,36 @@ def run_benchmark(n: int, root: Path, drift: bool = False) -> None:
         f"at load {ingest.load:.1f} on {os.cpu_count()} CPUs"
     )
     assert same, "the harvest and the baseline wrote different graphs"
+    event_log(path, root, n, (ingest.cpu + ingest.server_cpu) / n)
+
+
+def event_log(path: Path, root: Path, n: int, harvest_cpu: float) -> None:
+    """The harvest as serve runs it, its events recorded in the event log: CPU seconds the
+    log's recorder and commit take (timed around each call), per event, against the harvest's."""
+    log = EventLog(root / "events.sqlite", keep=100_000, keep_days=0)
+    spent = [0.0]
+
+    def with_log(store: GraphStore) -> None:
+        with log.recording() as record:
+
+            def timed(located: Located, at: int | None) -> None:
+                begin = time.process_time()
+                record(located, at)
+                spent[0] += time.process_time() - begin
+
+            harvest_openlineage(store, path, on_event=timed)
+            begin = time.process_time()
+        spent[0] += time.process_time() - begin  # the last chunk, pruning and the commit
+
+    meter, _ = measured(root, "with-event-log", with_log)
+    per_event = spent[0] / n
+    print(
+        f"serve's event log, recorded from the harvest: {1e6 * per_event:.1f} us CPU per event "
+        f"against {1e6 * harvest_cpu:.0f} us for the harvest (here + server); the harvest "
+        f"with it {1e6 * (meter.cpu + meter.server_cpu) / n:.0f} us per event; load "
+        f"{meter.load:.1f} -> {meter.load_after:.1f}"
+    )
+    print(f"ratio: the event log adds {per_event / harvest_cpu:.3f}x the harvest's CPU")
 
 
 if __name__ == "__main__":

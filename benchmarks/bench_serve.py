@@ -96,10 +96,13 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(
+    data_dir: Path, port: int, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     path = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
     env = {
         **os.environ,
+        **(extra_env or {}),
         "LINEAGEGRAPH_GRAPH__DATA_DIR": str(data_dir),
         "PYTHONPATH": path,
         "LINEAGEGRAPH_SERVE__PORT": str(port),

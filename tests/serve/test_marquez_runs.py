@@ -7,7 +7,10 @@ last run of a source that keeps no :Run, on the embedded store."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import tempfile
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -19,8 +22,10 @@ import pytest
 import yaml
 from serve_fixtures import Server, client, wait_for
 
+from lineagegraph.errors import StoreError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
+from lineagegraph.harvest.openlineage import OpenLineageReport, read_events
 from lineagegraph.model import Transformation
 from lineagegraph.serve import eventlog, runs
 from lineagegraph.serve.eventlog import EventLog
@@ -195,6 +200,15 @@ def raw_event(n: int, **extra: Any) -> dict[str, Any]:
             "job": {"namespace": "j", "name": "x"}, "producer": "tests", **extra}  # fmt: skip
 
 
+def record(log: EventLog, directory: Path) -> int:
+    """What the ingester does with a batch: the harvester's reading of each event, recorded."""
+    with log.recording() as recorder:
+        for path in sorted(directory.glob("*.jsonl")):
+            for located in read_events(path, OpenLineageReport()):
+                recorder(located, None)
+    return recorder.added
+
+
 def listed(log: EventLog, direction: eventlog.Direction = "asc") -> list[Any]:
     page = json.loads(log.page(2**62, -(2**62), direction, 100, 0))  # before, after
     assert page["totalCount"] == len(page["events"])
@@ -208,15 +222,15 @@ def test_the_event_log_keeps_the_newest_and_each_event_once(tmp_path: Path) -> N
                      "producer": "tests"}  # fmt: skip
     batch = segment(tmp_path / "a", [raw_event(n) for n in range(5)] + [dataset_event, nan])
     log = EventLog(tmp_path / "events.sqlite", keep=3, keep_days=0)
-    assert log.record(batch) == 6  # RunEvents only, as Marquez lists
+    assert record(log, batch) == 6  # RunEvents only, as Marquez lists
     kept = listed(log)
     assert [e["eventTime"] for e in kept] == [iso(3), iso(4), iso(7)]
     assert kept[-1]["run"]["facets"] == {"x": None}  # JSON has no NaN: answered as null
     again = EventLog(tmp_path / "again.sqlite", keep=100, keep_days=0)
-    assert again.record(batch) == 6
-    assert again.record(batch) == 0  # the same batch again (a crash before its files went)
+    assert record(again, batch) == 6
+    assert record(again, batch) == 0  # the same batch again (a crash before its files went)
     assert len(listed(again, "desc")) == 6
-    assert EventLog(tmp_path / "off.sqlite", keep=0, keep_days=0).record(batch) == 0
+    assert record(EventLog(tmp_path / "off.sqlite", keep=0, keep_days=0), batch) == 0
 
 
 def test_the_event_log_forgets_events_received_too_long_ago(
@@ -225,9 +239,9 @@ def test_the_event_log_forgets_events_received_too_long_ago(
     log = EventLog(tmp_path / "events.sqlite", keep=100, keep_days=2)
     now = 1_700_000_000.0
     monkeypatch.setattr(eventlog.time, "time", lambda: now)
-    log.record(segment(tmp_path / "old", [raw_event(1)]))
+    record(log, segment(tmp_path / "old", [raw_event(1)]))
     now += 3 * 86_400
-    log.record(segment(tmp_path / "new", [raw_event(2)]))
+    record(log, segment(tmp_path / "new", [raw_event(2)]))
     assert [e["eventTime"] for e in listed(log)] == [iso(2)]
 
 
@@ -248,3 +262,58 @@ def test_the_last_run_of_a_source_without_run_states(store: GraphStore) -> None:
     )
     assert runs.run(store, "app-20240501-0007") == last
     assert runs.run_list(store, job, 10, 1) == {"totalCount": 1, "runs": []}
+
+
+def test_a_damaged_event_log_is_moved_aside_and_the_new_one_is_the_owners_only(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "store"
+    spool = data_dir / "serve-spool"
+    spool.mkdir(parents=True)
+    damaged = spool / "events.sqlite"
+    damaged.write_bytes(b"not a database, " * 512)
+    (spool / "events.sqlite-wal").write_bytes(b"\x37\x7f\x06\x82" + b"\0" * 60)  # a stale WAL
+    with Server(data_dir).running() as server:
+        ol = client(server)
+        ol.emit(event("START", RUN_A, 0))
+        assert wait_for(lambda: server.get("/api/v1/events/lineage").json()["totalCount"] == 1)
+        warning = next(line for line in server.log().splitlines() if "cannot be read" in line)
+        assert str(damaged) in warning and "moved aside" in warning
+        [aside] = spool.glob("events.sqlite.corrupt-*[0-9]")
+        assert aside.read_bytes().startswith(b"not a database")
+        assert (spool / f"{aside.name}-wal").exists()  # never replayed into the new log
+        modes = {p.name: p.stat().st_mode & 0o777 for p in spool.glob("events.sqlite*")}
+        assert set(modes.values()) == {0o600} and len(modes) >= 3, modes  # aside ones too
+        if os.geteuid() == 0:  # root reads anything: ask as another user
+            with tempfile.TemporaryDirectory() as open_dir:
+                os.chmod(open_dir, 0o755)
+                os.link(damaged, Path(open_dir) / "events.sqlite")  # the same file, its mode
+                other = subprocess.run(
+                    ["cat", f"{open_dir}/events.sqlite"], user="nobody", capture_output=True
+                )
+            assert other.returncode != 0 and b"Permission denied" in other.stderr
+        assert server.get("/healthz").json()["status"] == "ok"
+
+
+def test_an_event_log_left_readable_by_others_is_made_the_owners_only(tmp_path: Path) -> None:
+    path = tmp_path / "events.sqlite"
+    EventLog(path, keep=10, keep_days=0)
+    path.chmod(0o644)  # as an earlier serve left it
+    EventLog(path, keep=10, keep_days=0)
+    assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_event_log_that_cannot_be_opened_never_stops_serve(tmp_path: Path) -> None:
+    path = tmp_path / "events.sqlite"
+    path.mkdir()  # not even a file: moved aside like a corrupt one
+    log = EventLog(path, keep=10, keep_days=0)
+    assert record(log, segment(tmp_path / "a", [raw_event(1)])) == 1
+    assert [p.name.split("-")[0] for p in tmp_path.glob("events.sqlite.corrupt-*")] == [
+        "events.sqlite.corrupt"
+    ]
+    nowhere = tmp_path / "a-file" / "events.sqlite"
+    nowhere.parent.write_text("")  # no log can be made here: serve runs without one
+    off = EventLog(nowhere, keep=10, keep_days=0)
+    assert record(off, segment(tmp_path / "b", [raw_event(2)])) == 0
+    with pytest.raises(StoreError, match="cannot be created"):
+        off.page(2**62, 0, "asc", 10, 0)

@@ -102,10 +102,12 @@ class OpenLineageReport:
 
 @dataclass
 class Located:
-    """An event and where it was read, for messages."""
+    """An event and where it was read, for messages; `text` is its JSON line as read (None for
+    an event of a one-document file), so a caller that keeps events need not encode them again."""
 
     where: str
     event: dict[str, Any]
+    text: str | None = None
 
 
 # --- reading files ------------------------------------------------------------------------
@@ -173,7 +175,7 @@ def read_events(path: Path, report: OpenLineageReport) -> Iterator[Located]:
                 if not line.strip():
                     continue
                 try:
-                    yield Located(f"{path}:{number}", parse_json(line))
+                    yield Located(f"{path}:{number}", parse_json(line), line)
                 except BadText as exc:
                     report.skip(f"{path}:{number}: {exc}")
     except OSError as exc:
@@ -683,12 +685,14 @@ def harvest_openlineage(
     exclusive: bool = True,
     limits: OpenLineageSettings | None = None,
     masking: frozenset[str] = DEFAULT_NAMES,
+    on_event: Callable[[Located, int | None], None] | None = None,
 ) -> tuple[HarvestRun, OpenLineageReport]:
     """Ingest every event under `path`. Files older than the last successful harvest of the
     same path are skipped unless `full`; the watermark is the newest file's mtime. `exclusive`
     as in `harvest_run`: `lineagegraph serve` ingests beside the CLI's harvests, not between.
     `limits`: the [openlineage] caps on one event, and whether links are followed; `masking`
-    names the functions of masking transformations in column lineage."""
+    names the functions of masking transformations in column lineage; `on_event` is handed
+    each event read and its time in epoch ms when the mapper read one (serve's event log)."""
     limits = limits or OpenLineageSettings()
     scope = str(path.resolve())
     since = None if full else last_watermark(store, SYSTEM, scope)
@@ -706,6 +710,8 @@ def harvest_openlineage(
                 sighting = _event_pieces(located, mapper, report)
                 if sighting is not None:
                     window.append((located.where, sighting))
+                if on_event is not None:
+                    on_event(located, sighting.at if sighting is not None else None)
                 if report.events % WINDOW_EVENTS == 0:
                     _write_window(window, writer, report)
                     window = []

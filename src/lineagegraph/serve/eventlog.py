@@ -19,12 +19,13 @@ import hashlib
 import json
 import logging
 import math
+import os
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import closing
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -33,8 +34,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from lineagegraph.harvest.openlineage import EventError, event_time_ms
-from lineagegraph.jsonlines import BadText, numbered_lines, parse_json
+from lineagegraph.errors import StoreError
+from lineagegraph.harvest.openlineage import EventError, Located, event_time_ms
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.reading import int_param
@@ -67,49 +68,79 @@ _PAGE: dict[Direction, str] = {
     "desc": _RANGE + "at DESC, seq DESC LIMIT ? OFFSET ?",
 }
 _COUNT = "SELECT count(*) FROM events WHERE at >= ? AND at < ?"
+_INSERT = "INSERT OR IGNORE INTO events (at, received, digest, event) VALUES (?, ?, ?, ?)"
+CHUNK = 1000  # events written at a time: a batch of any size is never all in memory
 
 
 class EventLog:
-    """The SQLite file of ingested RunEvents; `record` from the ingester's thread, `page` from
-    any (each read opens its own connection: WAL lets reads run beside a write)."""
+    """The SQLite file of ingested RunEvents; `recording` from the ingester's thread, `page`
+    from any (each read opens its own connection: WAL lets reads run beside a write).
+
+    A file SQLite cannot read (corrupt, not a database) never stops serve: it is moved aside
+    (`events.sqlite.corrupt-<time>`, with its -wal and -shm) and a new log started. The file
+    is the owner's only (0600), like the spool's: events name every dataset and job."""
 
     def __init__(self, path: Path, keep: int, keep_days: int) -> None:
         self.path = path
         self.keep = keep
         self.keep_days = keep_days
         self._lock = threading.Lock()  # one writer
+        self.problem: str | None = None  # why there is no log at all (the listing answers 503)
+        try:
+            self._create()
+        except (sqlite3.DatabaseError, OSError) as exc:
+            aside = self._move_aside()
+            log.warning(
+                "the event log %s cannot be read (%s: %s); moved aside to %s, starting a new "
+                "one (the graph is not affected; GET /api/v1/events/lineage lists events "
+                "ingested from now on)",
+                path, type(exc).__name__, exc, aside,
+            )  # fmt: skip
+            try:
+                self._create()
+            except (sqlite3.DatabaseError, OSError) as again:
+                self.keep = 0  # nothing recorded; lineage flows on
+                self.problem = f"the event log {path} cannot be created: {again}"
+                log.error("%s; serve runs without it", self.problem)
+
+    def _create(self) -> None:
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        if self.path.stat().st_mode & 0o077:  # made by an earlier version, or by hand
+            self.path.chmod(0o600)
         with closing(self._connect()) as db:
-            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA journal_mode=WAL")  # the first read of the file's header
             db.executescript(_SCHEMA)
+            db.execute("SELECT max(seq), min(at) FROM events").fetchone()
+
+    def _move_aside(self) -> Path:
+        """Rename the damaged file and its -wal and -shm (whose pages would be replayed into
+        a new file of the same name); returns the new name."""
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S')}")
+        for suffix in ("", "-wal", "-shm"):
+            with suppress(OSError):  # not there, or cannot be moved: _create says so
+                Path(f"{self.path}{suffix}").rename(f"{aside}{suffix}")
+                Path(f"{aside}{suffix}").chmod(0o600)  # kept for a person to look at, not all
+        return aside
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30)
         db.execute("PRAGMA synchronous=FULL")  # in the log before the spool file is deleted
         return db
 
-    def record(self, directory: Path) -> int:
-        """Add the RunEvents of the segment files in `directory` (just ingested), then drop
-        what is past retention. Returns the events added; a failure is logged, never raised."""
-        if self.keep == 0:
-            return 0
-        now = int(time.time() * 1000)
-        try:
-            with self._lock, closing(self._connect()) as db, db:
-                before = db.total_changes
-                db.executemany(
-                    "INSERT OR IGNORE INTO events (at, received, digest, event) "
-                    "VALUES (?, ?, ?, ?)",
-                    _rows(directory, now),
-                )
-                added = db.total_changes - before
-                self._prune(db, now)
-        except Exception as exc:  # never a reason to refuse or retry what the graph took
-            log.error(
-                "the event log %s was not written (the graph was): %s: %s",
-                self.path, type(exc).__name__, exc,
-            )  # fmt: skip
-            return 0
-        return added
+    @contextmanager
+    def recording(self) -> Iterator[Recorder]:
+        """A recorder to hand the harvest of one batch (`on_event`): its RunEvents are written
+        as the harvest reads them, in one transaction committed when the block ends without
+        an exception (the batch is in the graph), then what is past retention is dropped. A
+        failure of the log is logged, never raised: the graph has the events."""
+        recorder = Recorder(self._connect, self.path, self.keep > 0)
+        with self._lock:
+            try:
+                yield recorder
+            except BaseException:
+                recorder.close()
+                raise
+            recorder.commit(self._prune)
 
     def _prune(self, db: sqlite3.Connection, now: int) -> None:
         db.execute(
@@ -124,25 +155,79 @@ class EventLog:
         """Marquez's LineageEventList as JSON text: the events with `after <= eventTime <
         before`, by event time (then arrival), and how many there are. The events' own text
         is copied in, not parsed again."""
+        if self.problem:
+            raise StoreError(self.problem)
         with closing(self._connect()) as db:
             rows = db.execute(_PAGE[direction], (after, before, limit, offset)).fetchall()
             [(total,)] = db.execute(_COUNT, (after, before))
         return '{"events":[' + ",".join(r[0] for r in rows) + f'],"totalCount":{total}}}'
 
 
-def _rows(directory: Path, now: int) -> Iterator[tuple[int, int, bytes, str]]:
-    """(eventTime ms, received ms, digest, text) of each RunEvent in the segment files."""
-    for path in sorted(directory.glob("*.jsonl")):
-        with path.open(encoding="utf-8", errors="surrogateescape") as fh:
-            for _, line in numbered_lines(fh):
-                text = (line or "").strip()
-                try:
-                    event = parse_json(text) if text else None
-                except BadText:
-                    continue
-                if not isinstance(event, dict) or not isinstance(event.get("run"), dict):
-                    continue  # not a RunEvent: Marquez lists those only
-                yield _at(event, now), now, _digest(text), _json(event, text)
+class Recorder:
+    """The RunEvents of one batch, from what the harvester read (each event's line and time:
+    no event is parsed again), written in chunks within one transaction."""
+
+    def __init__(
+        self, connect: Callable[[], sqlite3.Connection], path: Path, enabled: bool
+    ) -> None:
+        self._connect = connect
+        self.path = path  # for messages
+        self.now = int(time.time() * 1000)
+        self.added = 0
+        self._rows: list[tuple[int, int, bytes, str]] = []
+        self._db: sqlite3.Connection | None = None
+        self._on = enabled
+
+    def __call__(self, located: Located, at: int | None) -> None:
+        """Keep `located` if it is a RunEvent (Marquez lists those only)."""
+        event = located.event
+        if not self._on or not isinstance(event, dict) or not isinstance(event.get("run"), dict):
+            return
+        text = (located.text or "").strip() or json.dumps(event, separators=(",", ":"))
+        when = _at(event, self.now) if at is None else at
+        self._rows.append((when, self.now, _digest(text), _json(event, text)))
+        if len(self._rows) >= CHUNK:
+            self._write()
+
+    def _write(self) -> None:
+        rows, self._rows = self._rows, []
+        try:
+            if self._db is None:
+                self._db = self._connect()
+            before = self._db.total_changes
+            self._db.executemany(_INSERT, rows)
+            self.added += self._db.total_changes - before
+        except Exception as exc:
+            self._failed(exc)
+
+    def commit(self, prune: Callable[[sqlite3.Connection, int], None]) -> None:
+        """Write the rest, drop what is past retention and commit."""
+        if self._on:
+            self._write()
+        try:
+            if self._on and self._db is not None:
+                prune(self._db, self.now)
+                self._db.commit()
+        except Exception as exc:
+            self._failed(exc)
+        self.close()
+
+    def close(self) -> None:
+        """Leave the transaction (rolled back unless committed)."""
+        if self._db is not None:
+            with suppress(Exception):
+                self._db.close()
+            self._db = None
+
+    def _failed(self, exc: Exception) -> None:
+        """Never a reason to refuse or retry what the graph took: the batch is left out."""
+        log.error(
+            "the event log %s was not written (the graph was): %s: %s",
+            self.path, type(exc).__name__, exc,
+        )  # fmt: skip
+        self._on = False
+        self.added = 0
+        self.close()
 
 
 def _at(event: dict[str, Any], now: int) -> int:

@@ -90,17 +90,19 @@ def running_service(settings: Settings) -> Iterator[Service]:
         def ingest(directory: Path) -> int:
             # Not exclusive, like the Spark listener: a CLI harvest on the same store must not
             # fail because a batch happens to be running (writes are idempotent MERGEs).
-            _, report = harvest_openlineage(
-                stores.writes,
-                directory,
-                rules,
-                full=True,
-                exclusive=False,
-                limits=settings.openlineage,
-            )
+            # The RunEvents are listed by /api/v1/events/lineage once the batch is in the graph.
+            with events.recording() as record:
+                _, report = harvest_openlineage(
+                    stores.writes,
+                    directory,
+                    rules,
+                    full=True,
+                    exclusive=False,
+                    limits=settings.openlineage,
+                    on_event=record,
+                )
             for problem in report.problems[:5]:
                 log.warning("spooled events: %s", problem)
-            events.record(directory)  # in the graph: now listed by /api/v1/events/lineage
             return report.events
 
         ingester = Ingester(
