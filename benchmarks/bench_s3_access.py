@@ -36,7 +36,7 @@ from lineagegraph.harvest.s3.access_logs import (
     AccessLogParser,
     ReadProblems,
     chunks_of,
-    split_lines,
+    line_blocks,
 )
 from lineagegraph.harvest.s3.access_tally import DatasetFolder, LogOpener, ReadTallies, tally_file
 from lineagegraph.harvest.s3.settings import S3Settings
@@ -102,12 +102,12 @@ def write_logs(root: Path, lines: int, files: int, datasets: int, principals: in
 
 
 def read_alone(paths: list[Path]) -> int:
-    """The baseline: every file read and split into lines."""
+    """The baseline: every file read, decoded and split into lines, as the harvest reads it."""
     count = 0
     for path in paths:
         with path.open("rb") as stream:
-            for _ in split_lines(chunks_of(stream)):
-                count += 1
+            for lines in line_blocks(chunks_of(stream)):
+                count += len(lines)
     return count
 
 
