@@ -11,41 +11,59 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from lineagegraph.graph.base import GraphStore
+from lineagegraph.identity import S3_ACCESS_SYSTEM
 from lineagegraph.questions import lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
-from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached, Reader
 from lineagegraph.questions.tags import asset_tags
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
-from lineagegraph.render.text import impact_text, paths_text, reached_table, tree
-from lineagegraph.render.views import columns_view, impact_view, paths_view, traversal_view
+from lineagegraph.render.text import (
+    direct_readers_text,
+    impact_text,
+    paths_text,
+    reached_table,
+    tree,
+)
+from lineagegraph.render.views import (
+    columns_view,
+    impact_view,
+    paths_view,
+    traversal_view,
+    with_readers,
+)
 from lineagegraph.settings import Settings
 
 
 @dataclass
 class Traversal:
-    """The assets upstream or downstream of `start`, nearest first."""
+    """The assets upstream or downstream of `start`, nearest first. Upstream, `readers` are
+    the principals that read the start or an asset shown straight from S3 (access logs,
+    CloudTrail): consumers no lineage edge shows, since they write nothing."""
 
     start: Reached
     direction: Direction
     depth: int
     assets: list[Reached]
+    readers: list[Reader] = field(default_factory=list)
 
     def render(self, fmt: str) -> str:
         start, reached, direction, depth = self.start, self.assets, self.direction, self.depth
         view = traversal_view(start, reached, direction)
+        if self.readers:
+            view = with_readers(view, self.readers, direction)
         if fmt == "json":
-            return to_json(
-                {"start": start, "direction": direction, "depth": depth, "assets": reached}
-            )
+            answer = {"start": start, "direction": direction, "depth": depth, "assets": reached}
+            return to_json(answer | ({"readers": self.readers} if direction == "upstream" else {}))
         if fmt in PICTURE_FORMATS:
             return picture(view, fmt)
-        if not reached:
-            return f"nothing {direction} of {start.urn} within {depth} hop(s)"
-        if fmt == "tree":
+        if fmt == "tree" and (reached or self.readers):
             return tree(view)
+        direct = "\n\n" + direct_readers_text(self.readers) if self.readers else ""
+        if not reached:
+            return f"nothing {direction} of {start.urn} within {depth} hop(s)" + direct
         header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
-        return header + "\n" + reached_table(reached, direction)
+        return header + "\n" + reached_table(reached, direction) + direct
 
 
 @dataclass
@@ -151,7 +169,11 @@ def traversal(
         include_deleted=include_deleted,
     )
     start, *reached = with_tags(store, settings, [start, *reached])
-    return Traversal(start, direction, depth, reached)
+    readers: list[Reader] = []
+    if direction == "upstream":
+        shown = [start.urn, *(item.urn for item in reached)]
+        readers = lineage.readers(store, shown, systems=[S3_ACCESS_SYSTEM])
+    return Traversal(start, direction, depth, reached, readers)
 
 
 def with_tags(store: GraphStore, settings: Settings, items: list[Reached]) -> list[Reached]:
