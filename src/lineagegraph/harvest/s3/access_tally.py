@@ -112,7 +112,8 @@ class ReadTallies:
         self.reads += count
 
     def _bucket(self, bucket: str) -> dict[str, dict[str, list[int]]]:
-        self._routes[bucket] = directories = {}
+        directories: dict[str, dict[str, list[int]]] = {}
+        self._routes[bucket] = directories
         return directories
 
     def _route(self, bucket: str, directory: str, name: str) -> dict[str, list[int]]:
