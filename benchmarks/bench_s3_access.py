@@ -36,7 +36,7 @@ from lineagegraph.harvest.s3.access_logs import (
     AccessLogParser,
     ReadProblems,
     chunks_of,
-    split_lines,
+    line_blocks,
 )
 from lineagegraph.harvest.s3.access_tally import DatasetFolder, LogOpener, ReadTallies, tally_file
 from lineagegraph.harvest.s3.settings import S3Settings
@@ -102,12 +102,12 @@ def write_logs(root: Path, lines: int, files: int, datasets: int, principals: in
 
 
 def read_alone(paths: list[Path]) -> int:
-    """The baseline: every file read and split into lines."""
+    """The baseline: every file read, decoded and split into lines, as the harvest reads it."""
     count = 0
     for path in paths:
         with path.open("rb") as stream:
-            for _ in split_lines(chunks_of(stream)):
-                count += 1
+            for lines in line_blocks(chunks_of(stream)):
+                count += len(lines)
     return count
 
 
@@ -142,25 +142,34 @@ def main() -> None:
             f"{time.perf_counter() - started:.1f} s; load {os.getloadavg()[0]:.1f}"
         )
         rss_before = peak_rss_mib()
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         counted = read_alone(paths)
-        alone_s = time.perf_counter() - started
+        alone_s, alone_cpu = time.perf_counter() - started, time.process_time() - cpu
         started, cpu = time.perf_counter(), time.process_time()
         tallies, problems = parse_and_tally(paths)
         parse_s, parse_cpu = time.perf_counter() - started, time.process_time() - cpu
     if counted != args.lines or problems.skipped:
         raise SystemExit(f"read {counted:,} lines of {args.lines:,}; {problems.skipped} skipped")
-    rate = args.lines / parse_s
-    print(f"read alone: {alone_s:.2f} s, {args.lines / alone_s:,.0f} lines/s")
+    rate, cpu_rate = args.lines / parse_s, args.lines / parse_cpu
+    print(
+        f"read alone: {alone_s:.2f} s ({alone_cpu:.2f} s CPU), {args.lines / alone_s:,.0f} "
+        f"lines/s ({args.lines / alone_cpu:,.0f} per CPU second)"
+    )
     print(
         f"parsed and tallied: {parse_s:.2f} s ({parse_cpu:.2f} s CPU), {rate:,.0f} lines/s "
-        f"({args.lines / parse_cpu:,.0f} per CPU second); {tallies.reads:,} reads into "
+        f"({cpu_rate:,.0f} per CPU second); {tallies.reads:,} reads into "
         f"{len(tallies.pairs):,} (dataset, principal) tallies; load {os.getloadavg()[0]:.1f}"
     )
-    print(f"ratio: parse+tally {parse_s / alone_s:.2f}x reading alone")
+    print(
+        f"ratio: parse+tally {parse_s / alone_s:.2f}x reading alone "
+        f"({parse_cpu / alone_cpu:.2f}x by CPU)"
+    )
+    # A one-process run uses one core: unloaded, its wall clock is its CPU time; on a shared
+    # machine the wall clock measures the others too.
     print(
         f"peak RSS {peak_rss_mib():,.0f} MiB ({rss_before:,.0f} MiB before the reading); "
-        f"goal {GOAL_LINES_S:,} lines/s: {'met' if rate >= GOAL_LINES_S else 'NOT met'}"
+        f"goal {GOAL_LINES_S:,} lines/s: wall clock {'met' if rate >= GOAL_LINES_S else 'NOT met'}"
+        f", per CPU second {'met' if cpu_rate >= GOAL_LINES_S else 'NOT met'}"
     )
 
 

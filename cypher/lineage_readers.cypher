@@ -1,10 +1,13 @@
 // The transformations that read any of these assets: what an impact analysis says would be
-// affected, with what each writes (none: a read-only query such as a dashboard's).
-// Params: urns (list of asset urns), as_of (epoch ms or null: now): the reads and writes that
-// held then (docs/history.md).
+// affected, with what each writes (none: a read-only query such as a dashboard's); `upstream`
+// asks for the direct S3 readers only.
+// Params: urns (list of asset urns), systems (list: only transformations of these systems;
+// empty for all), as_of (epoch ms or null: now): the reads and writes that held then
+// (docs/history.md).
 UNWIND $urns AS u
 MATCH (t:Transformation)-[r:READS_FROM]->(a:Asset {urn: u})
-WHERE CASE WHEN $as_of IS NULL THEN r.retired_at IS NULL
+WHERE (size($systems) = 0 OR t.system IN $systems)
+  AND CASE WHEN $as_of IS NULL THEN r.retired_at IS NULL
            ELSE r.first_seen <= $as_of
                 AND size([s IN coalesce(r.stopped, []) WHERE s <= $as_of])
                     = size([s IN coalesce(r.resumed, []) WHERE s <= $as_of]) END

@@ -178,6 +178,10 @@ def s3_dataset_urn_for_key(bucket: str, key: str, rules: FoldRules = NO_FOLD_RUL
     return _join(f"s3://{bucket}", _fold(directories, rules))
 
 
+S3_ACCESS_SYSTEM = "s3-access"
+"""The system of the readers that S3 server access logs and CloudTrail saw."""
+
+
 def s3_access_transformation_urn(bucket: str, principal: str) -> str:
     """The ``:Transformation`` standing for one principal's direct reads of one bucket, as S3
     server access logs or CloudTrail saw them (no harvested job did): it READS_FROM the

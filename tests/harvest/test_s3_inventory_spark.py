@@ -31,6 +31,15 @@ def _rollups(store: GraphStore, bucket: str) -> dict[str, dict[str, int]]:
     }
 
 
+def _hidden(store: GraphStore, bucket: str) -> dict[str, dict[str, int]]:
+    """The hidden cost stored per dataset (when it was seen aside)."""
+    found = {
+        urn: {k: v for k, v in d.items() if k.startswith("hidden_") and k != "hidden_seen"}
+        for urn, d in datasets(store, bucket).items()
+    }
+    return {urn: props for urn, props in found.items() if props}
+
+
 def test_spark_rollups_equal_the_file_level_ones(
     store: GraphStore, moto: BaseClient, moto_endpoint: str, spark: Any
 ) -> None:
@@ -44,15 +53,39 @@ def test_spark_rollups_equal_the_file_level_ones(
                 InventoryRow("t/dt=2/b.csv", 20, "STANDARD_IA"),
                 InventoryRow("t/", 0),
                 InventoryRow("t/dt=1/old.csv", 99, latest=False),
+                InventoryRow("t/", 0, latest=False),  # a folder marker's old version: no cost
             ],
-            [InventoryRow("u/c d.json", 5, "GLACIER"), InventoryRow("top", 1)],
+            [
+                InventoryRow("u/c d.json", 5, "GLACIER"),
+                InventoryRow("top", 1),
+                InventoryRow("t/dt=3/b.csv", 7, "GLACIER", latest=False),
+                InventoryRow("gone/x.csv", delete_marker=True),  # only hidden cost left
+                InventoryRow("gone/x.csv", 40, latest=False),
+            ],
         ],
         versioned=True,
     )
     settings = s3_settings(moto_endpoint)
 
     report = harvest_s3_inventory_spark(store, settings, url, spark)
-    assert report.status == "success" and report.datasets == 3
+    assert report.status == "success" and report.datasets == 4
+    assert _hidden(store, source) == {
+        f"s3://{source}/t": {
+            "hidden_noncurrent_objects_STANDARD": 1, "hidden_noncurrent_bytes_STANDARD": 99,
+            "hidden_noncurrent_small_objects_STANDARD": 1,
+            "hidden_noncurrent_small_bytes_STANDARD": 99,
+            "hidden_noncurrent_objects_GLACIER": 1, "hidden_noncurrent_bytes_GLACIER": 7,
+            "hidden_noncurrent_small_objects_GLACIER": 1,
+            "hidden_noncurrent_small_bytes_GLACIER": 7,
+        },
+        f"s3://{source}/gone": {
+            "hidden_delete_markers": 1, "hidden_delete_marker_bytes": len("gone/x.csv"),
+            "hidden_noncurrent_objects_STANDARD": 1, "hidden_noncurrent_bytes_STANDARD": 40,
+            "hidden_noncurrent_small_objects_STANDARD": 1,
+            "hidden_noncurrent_small_bytes_STANDARD": 40,
+        },
+    }  # fmt: skip
+    hidden_by_spark = _hidden(store, source)
     assert (report.stats.objects, report.stats.bytes, report.stats.folder_markers) == (4, 36, 1)
     assert files(store, source) == {}  # dataset level only
     by_spark = _rollups(store, source)
@@ -64,6 +97,7 @@ def test_spark_rollups_equal_the_file_level_ones(
 
     harvest_s3_inventory(store, settings, url)  # the single-machine path, from :File nodes
     assert _rollups(store, source) == by_spark
+    assert _hidden(store, source) == hidden_by_spark
 
 
 def test_spark_failure_names_the_file_and_writes_nothing(

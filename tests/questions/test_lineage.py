@@ -20,9 +20,11 @@ from lineagegraph.graph.statements import statement
 from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.identity import (
+    S3_ACCESS_SYSTEM,
     column_urn,
     dataset_urn,
     name_of,
+    s3_access_transformation_urn,
     s3_dataset_urn_for_key,
     s3_file_urn,
     snowflake_query_transformation_urn,
@@ -31,7 +33,7 @@ from lineagegraph.identity import (
     system_of,
 )
 from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, PartOf, Transformation
-from lineagegraph.questions import lineage
+from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.lineage import AssetDeleted, AssetNotFound
 from lineagegraph.settings import GraphSettings, Settings
 
@@ -870,3 +872,40 @@ def test_cli_short_names_stay_unambiguous(openlineage_dir: Path, typed: str, ans
     if typed == "orders":
         assert "duckdb://shop.duckdb/shop.main.orders" in result.stderr
         assert "postgres://db:5432/crm.public.orders" in result.stderr
+
+
+def test_upstream_lists_who_reads_the_assets_on_the_way_straight_from_s3(
+    graph: GraphStore, settings: Settings
+) -> None:
+    """A principal seen only in S3 access logs writes nothing, so no FLOWS_TO shows it:
+    upstream names it with what it read (the start or an asset shown), and no other reader
+    (the Spark job reading the same prefix is already the edge's `read_by`)."""
+    analyst = s3_access_transformation_urn("raw-bucket", "arn:aws:iam::1:user/ann")
+    last_read = T0 + 86_400_000
+    writer = GraphWriter(graph)
+    writer.add(Transformation(analyst, S3_ACCESS_SYSTEM, "arn:aws:iam::1:user/ann", "r9",
+                              last_read, "arn:aws:iam::1:user/ann", (ORDERS_S3,)))  # fmt: skip
+    writer.flush()
+    answer = answers.upstream(graph, settings, "analytics.marts.daily_sales")
+    assert [(r.urn, r.reads, r.writes) for r in answer.readers] == [(analyst, (ORDERS_S3,), ())]
+    text = answer.render("table").splitlines()
+    assert text[text.index("read directly from S3 by 1 principal(s)") + 1].split() == [
+        "principal", "last_read", "reads", "urn"
+    ]  # fmt: skip
+    assert text[-2].split() == ["arn:aws:iam::1:user/ann", "2024-05-30", "16:26:40Z",
+                                ORDERS_S3, analyst]  # fmt: skip
+    data = json.loads(answer.render("json"))
+    assert [(r["urn"], r["reads"], r["last_run_at"]) for r in data["readers"]] == [
+        (analyst, [ORDERS_S3], last_read)
+    ]
+    tree = answer.render("tree").splitlines()
+    assert tree[-1].endswith(f"└── ◀ {analyst}  [s3-access Transformation]  (indirect)")
+    assert tree[-2].strip("│├└─ ").startswith(f"◀ {ORDERS_S3}  [s3 Dataset]")
+    mermaid = answer.render("mermaid")
+    assert "arn:aws:iam::1:user/ann<br/><small>writes nothing" in mermaid, mermaid
+    # Only upstream: downstream of the prefix, no reader is listed, and none is in its JSON.
+    down = answers.downstream(graph, settings, "s3://raw-bucket/orders")
+    assert down.readers == [] and "readers" not in json.loads(down.render("json"))
+    # A prefix no principal reads: no readers, and the text says nothing of them.
+    plain = answers.upstream(graph, settings, "raw.public.customers")
+    assert plain.readers == [] and "read directly" not in plain.render("table")

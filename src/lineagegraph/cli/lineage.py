@@ -61,6 +61,12 @@ def refuse_page_on_terminal(fmt: str, output: Path | None) -> None:
 
 
 def _traversal_command(direction: Direction) -> Callable[..., None]:
+    direct = (
+        "\n    Then the principals that read NAME or one of those assets straight from S3 (seen\n"
+        "    by `harvest s3-access` in access logs or CloudTrail): no lineage edge shows them.\n"
+        if direction == "upstream"
+        else ""
+    )
     summary, example = {
         "upstream": (
             "Every asset that feeds NAME",
@@ -128,7 +134,7 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
     --system and --label choose what is shown; the search still runs through every asset.
     Each asset is listed with its classifications, on it or its columns, own and derived
     (JSON says why; `lineagegraph tags NAME` too).
-
+    {direct}
     \b
     Examples (names from `lineagegraph demo`):
       {example}

@@ -12,45 +12,66 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from lineagegraph.graph.base import GraphStore
+from lineagegraph.identity import S3_ACCESS_SYSTEM
 from lineagegraph.output import time_text
 from lineagegraph.questions import history, lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
-from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
+from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached, Reader
 from lineagegraph.questions.schemas import SchemaHistory, history_of
 from lineagegraph.questions.tags import asset_tags
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
-from lineagegraph.render.text import impact_text, paths_text, reached_table, tree
-from lineagegraph.render.views import columns_view, impact_view, paths_view, traversal_view
+from lineagegraph.render.text import (
+    direct_readers_text,
+    impact_text,
+    paths_text,
+    reached_table,
+    tree,
+)
+from lineagegraph.render.views import (
+    columns_view,
+    impact_view,
+    paths_view,
+    traversal_view,
+    with_readers,
+)
 from lineagegraph.settings import Settings
 
 
 @dataclass
 class Traversal:
-    """The assets upstream or downstream of `start`, nearest first."""
+    """The assets upstream or downstream of `start`, nearest first. Upstream, `readers` are
+    the principals that read the start or an asset shown straight from S3 (access logs,
+    CloudTrail): consumers no lineage edge shows, since they write nothing."""
 
     start: Reached
     direction: Direction
     depth: int
     assets: list[Reached]
     as_of: int | None = None
+    readers: list[Reader] = field(default_factory=list)
 
     def render(self, fmt: str) -> str:
         start, reached, direction, depth = self.start, self.assets, self.direction, self.depth
         view = traversal_view(start, reached, direction)
         when = _when(self.as_of)
+        if self.readers:
+            view = with_readers(view, self.readers, direction)
         if fmt == "json":
             answer = {"start": start, "direction": direction, "depth": depth, "assets": reached}
+            if direction == "upstream":
+                answer["readers"] = self.readers
             return to_json(_with_as_of(answer, self.as_of))
         if fmt in PICTURE_FORMATS:
             view.note = when.strip()
             return picture(view, fmt)
-        if not reached:
-            return f"nothing {direction} of {start.urn} within {depth} hop(s){when}"
-        if fmt == "tree":
+        if fmt == "tree" and (reached or self.readers):
             return tree(view)
+        direct = "\n\n" + direct_readers_text(self.readers) if self.readers else ""
+        if not reached:
+            return f"nothing {direction} of {start.urn} within {depth} hop(s){when}" + direct
         header = f"{direction} of {start.urn}: {len(reached)} asset(s) within {depth} hop(s)"
-        return header + when + "\n" + reached_table(reached, direction)
+        return header + when + "\n" + reached_table(reached, direction) + direct
 
 
 def _when(as_of: int | None) -> str:
@@ -180,7 +201,11 @@ def traversal(
         as_of=as_of,
     )
     start, *reached = with_tags(store, settings, [start, *reached])
-    return Traversal(start, direction, depth, reached, as_of)
+    readers: list[Reader] = []
+    if direction == "upstream":
+        shown = [start.urn, *(item.urn for item in reached)]
+        readers = lineage.readers(store, shown, systems=[S3_ACCESS_SYSTEM], as_of=as_of)
+    return Traversal(start, direction, depth, reached, as_of, readers)
 
 
 def with_tags(store: GraphStore, settings: Settings, items: list[Reached]) -> list[Reached]:

@@ -535,8 +535,17 @@ def impact(
     groups: dict[tuple[str, str], list[Reached]] = {}
     for item in sorted(assets, key=lambda a: (a.system or "", a.kind, a.distance, a.urn)):
         groups.setdefault((item.system or "", item.kind), []).append(item)
-    rows = store.read("lineage_readers", {"urns": [urn, *(a.urn for a in assets)], "as_of": as_of})
-    readers = [
+    found = readers(store, [urn, *(a.urn for a in assets)], as_of=as_of)
+    return Impact(start=start, assets=assets, groups=groups, transformations=found)
+
+
+def readers(
+    store: GraphStore, urns: list[str], systems: Collection[str] = (), as_of: int | None = None
+) -> list[Reader]:
+    """The transformations that read any of these assets (only those of `systems`, when
+    given), by system and urn, as of `as_of`."""
+    rows = store.read("lineage_readers", {"urns": urns, "systems": sorted(systems), "as_of": as_of})
+    return [
         Reader(
             urn=row["urn"],
             name=row["name"],
@@ -549,7 +558,6 @@ def impact(
         )
         for row in rows
     ]
-    return Impact(start=start, assets=assets, groups=groups, transformations=readers)
 
 
 def paths(

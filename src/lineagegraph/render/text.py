@@ -7,8 +7,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from lineagegraph.output import format_rows
-from lineagegraph.questions.lineage import Direction, Impact, LineagePath, Reached
+from lineagegraph.output import format_rows, time_text
+from lineagegraph.questions.lineage import Direction, Impact, LineagePath, Reached, Reader
 from lineagegraph.render.views import Edge, Node, View
 
 
@@ -48,6 +48,14 @@ def reached_table(reached: Sequence[Reached], direction: Direction) -> str:
         return format_rows([*head, "written_by", "urn"], rows, "table")
     rows = [[*described(r), r.urn, _via_cell(r.via)] for r in reached]
     return format_rows([*head, "urn", "read_by"], rows, "table")
+
+
+def direct_readers_text(readers: Sequence[Reader]) -> str:
+    """The principals that read assets of an answer straight from S3 (access logs,
+    CloudTrail): who, their last read, and what they read."""
+    rows = [[t.user, time_text(t.last_run_at), _via_cell(t.reads), t.urn] for t in readers]
+    table = format_rows(["principal", "last_read", "reads", "urn"], rows, "table")
+    return f"read directly from S3 by {len(readers)} principal(s)\n{table}"
 
 
 def tree(view: View) -> str:

@@ -110,12 +110,20 @@ def traversal_view(start: Reached, reached: Sequence[Reached], direction: Direct
 
 
 def impact_view(result: Impact) -> View:
-    """The downstream view plus the transformations that read the impacted assets, each drawn
-    one level after the furthest asset it reads."""
+    """The downstream view plus the transformations that read the impacted assets."""
     view = traversal_view(result.start, result.assets, "downstream")
+    view.title = f"impact of {result.start.urn}"
+    return with_readers(view, result.transformations, "downstream")
+
+
+def with_readers(view: View, readers: Sequence[Reader], direction: Direction) -> View:
+    """A view plus transformations that read its assets, linked to them by dashed edges, each
+    drawn one level further from the start than the furthest asset it reads (so that a tree
+    shows it under that asset)."""
     nodes, edges = list(view.nodes), list(view.edges)
-    for reader in result.transformations:
-        level = max(view.by_urn[urn].level for urn in reader.reads) + 1
+    for reader in readers:
+        levels = [view.by_urn[urn].level for urn in reader.reads]
+        level = max(levels) + 1 if direction == "downstream" else min(levels) - 1
         nodes.append(
             Node(
                 reader.urn,
@@ -127,7 +135,7 @@ def impact_view(result: Impact) -> View:
             )
         )
         edges.extend(Edge(urn, reader.urn, dashed=True) for urn in reader.reads)
-    return View(f"impact of {result.start.urn}", nodes, edges)
+    return View(view.title, nodes, edges)
 
 
 def _writes(reader: Reader, view: View) -> str:

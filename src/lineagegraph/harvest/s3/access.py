@@ -52,7 +52,7 @@ from lineagegraph.settings import Settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-SYSTEM = "s3-access"
+SYSTEM = identity.S3_ACCESS_SYSTEM
 BATCH_PAIRS = 20_000  # (reader, dataset) pairs written in one statement at most
 LOOKUP_KEYS = 5_000  # log files asked about at once
 HOUR_MS = 3_600_000

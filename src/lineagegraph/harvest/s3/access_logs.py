@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
+from itertools import chain
 from typing import Any, BinaryIO, NamedTuple
 from urllib.parse import unquote, unquote_plus
 
@@ -57,7 +58,10 @@ _MONTHS = {
         ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1
     )
 }
-_TIMES_KEPT = 100_000  # distinct seconds (and directories) remembered: a log names few
+# The HTTP statuses of a read that happened, with the space after them: success (206 is a
+# range) and 304, not modified, which still tells that the reader looked.
+_READ_STATUSES = frozenset({f"{status} " for status in [*range(200, 300), 304]})
+_TIMES_KEPT = 100_000  # distinct seconds (minutes, directories) remembered: a log names few
 CUT_SHORT = "cut short or malformed: a line has at least 18 fields, up to the user agent"
 
 
@@ -73,6 +77,18 @@ class Read(NamedTuple):
     key: str
     principal: str
     at: int
+
+
+SplitRead = tuple[str, str, str, str, int]
+"""A read as the harvest tallies it: (bucket, directory, name, principal, epoch ms), its key
+split after its last `/` (the directory ends with it, or is empty), since the directory says
+which dataset was read. A plain tuple, made per line: a NamedTuple's constructor costs several
+times more."""
+
+
+def split_read(read: Read) -> SplitRead:
+    cut = read.key.rfind("/") + 1
+    return read.bucket, read.key[:cut], read.key[cut:], read.principal, read.at
 
 
 @dataclass
@@ -92,72 +108,108 @@ class ReadProblems:
 
 
 class AccessLogParser:
-    """Turns access-log lines into Reads; remembers the times it has converted (a log's lines
-    share few distinct seconds, and converting one is most of a line's cost)."""
+    """Turns access-log lines into reads. Remembers what it has worked out: the time of each
+    second and minute seen (a log's lines share few), and each directory decoded."""
 
     def __init__(self) -> None:
-        self._times: dict[str, int] = {}
+        self._times: dict[str, int] = {}  # `[06/Feb/2019:00:00:38 +0000]` -> epoch ms
+        self._minutes: dict[str, int] = {}  # the same without its seconds -> epoch ms
         self._directories: dict[str, str] = {}  # encoded directory -> decoded
 
-    def read_of(self, line: str) -> Read | None:
-        """The read a line records; None for a request that reads nothing (a PUT, a listing,
-        a failed GET). BadRecord says why a line is not an access log entry."""
-        parts = line.split(" ", 9)
-        if len(parts) < 10 or parts[2][:1] != "[" or parts[3][-1:] != "]":
-            started = len(parts) > 2 and parts[2][:1] == "["  # the owner, the bucket, a time
-            raise BadRecord(CUT_SHORT if started else "not an S3 server access log line")
-        status = _status(parts[9])
-        operation = parts[7]
-        if operation not in ACCESS_LOG_READS:
-            return None
-        if not ("200" <= status < "300" or status == "304"):
-            return None
-        key = parts[8]
-        if key == "-":
-            raise BadRecord(f"{operation} with no key")
-        stamp = parts[2] + " " + parts[3]
-        at = self._times.get(stamp)
-        if at is None:
-            at = _access_time(stamp)
-            if len(self._times) >= _TIMES_KEPT:
-                self._times.clear()
-            self._times[stamp] = at
-        if "%" in key or "+" in key:
-            key = self._decoded(key)
-        requester = parts[5]
-        principal = requester if requester != "-" else principal_of(requester, parts[4])
-        return Read(parts[1], key, principal, at)
+    def reads(
+        self, lines: Iterable[str], where: str, problems: ReadProblems
+    ) -> Iterator[SplitRead]:
+        """The reads that lines record, as SplitReads. A request that reads nothing (a PUT, a
+        listing, a failed GET) yields nothing; a line that is no access log entry is skipped
+        and named in `problems` by `where` and its number.
 
-    def _decoded(self, key: str) -> str:
-        """decode_log_key, with each directory decoded once (a log names few directories and
-        many files: `dt%3D2024-06-01/` on every line). An escape never spans a `/`, so the
-        parts decode apart as they would together."""
-        directory, slash, name = key.rpartition("/")
-        decoded = self._directories.get(directory)
-        if decoded is None:
-            decoded = decode_log_key(directory)
-            if len(self._directories) >= _TIMES_KEPT:
-                self._directories.clear()
-            self._directories[directory] = decoded
-        if "%" in name or "+" in name:
-            name = decode_log_key(name)
-        return decoded + slash + name
+        One loop for every line, its checks ordered so that a well-formed line takes the
+        fewest steps: no call, no object but the tuple it yields, its time and directory
+        looked up in what is remembered (the same directory yields the same string, whose
+        hash is kept: the tally looks it up cheaply)."""
+        times, directories = self._times, self._directories
+        for number, line in enumerate(lines, 1):
+            parts = line.split(" ", 9)
+            try:
+                if len(parts) < 10 or parts[2][:1] != "[" or parts[3][-1:] != "]":
+                    if not line or line.isspace():
+                        continue
+                    started = len(parts) > 2 and parts[2][:1] == "["  # owner, bucket, a time
+                    raise BadRecord(CUT_SHORT if started else "not an S3 server access log line")
+                # The request URI, the referrer and the user agent are the first three quoted
+                # fields, so a line cut short before the user agent's end holds fewer than six
+                # quotes (a quote inside a user agent only adds some).
+                rest = parts[9]
+                end = rest.find('" ', 1) if rest[:1] == '"' else -1
+                if end < 0 or rest.count('"') < 6:
+                    raise BadRecord(CUT_SHORT)
+                if rest[end + 2 : end + 6] not in _READ_STATUSES:
+                    _check_status(rest[end + 2 :])
+                    continue
+                operation = parts[7]
+                if operation not in ACCESS_LOG_READS:
+                    continue
+                key = parts[8]
+                if key == "-" or not key:
+                    raise BadRecord(f"{operation} with no key")
+                stamp = parts[2] + " " + parts[3]
+                at = times.get(stamp)
+                if at is None:
+                    at = self._time(stamp)
+                # an escape never spans a `/`: directory and name decode apart as they would
+                # together
+                cut = key.rfind("/") + 1
+                directory = directories.get(key[:cut])
+                if directory is None:
+                    directory = self._directory(key[:cut])
+                name = key[cut:]
+                if "%" in name or "+" in name:
+                    name = decode_log_key(name)
+                requester = parts[5]
+                principal = requester if requester != "-" else principal_of(requester, parts[4])
+            except BadRecord as exc:
+                problems.skip(f"{where}:{number}", str(exc))
+                continue
+            yield parts[1], directory, name, principal, at
+
+    def _time(self, stamp: str) -> int:
+        """`[06/Feb/2019:00:00:38 +0000]` in epoch ms, remembered; each minute is worked out
+        once, its seconds added."""
+        seconds = stamp[19:21]
+        if len(stamp) == 28 and stamp[18] == ":" and seconds.isascii() and seconds.isdigit():
+            minute = stamp[:19] + "00" + stamp[21:]
+            at = self._minutes.get(minute)
+            if at is None:
+                at = _access_time(stamp)
+                _remember(self._minutes, minute, at - int(seconds) * 1000)
+            elif seconds > "60":
+                raise BadRecord(f"bad time {stamp!r}: no such time of day")
+            else:
+                at += int(seconds) * 1000
+        else:
+            at = _access_time(stamp)  # says what is wrong with it
+        _remember(self._times, stamp, at)
+        return at
+
+    def _directory(self, directory: str) -> str:
+        """A directory as logged (up to its last `/`), decoded: a log names few directories
+        and many files (`dt%3D2024-06-01/` on every line); remembered."""
+        decoded = decode_log_key(directory)
+        _remember(self._directories, directory, decoded)
+        return decoded
 
 
-def _status(rest: str) -> str:
-    """The HTTP status of a line's fields from the request URI on, after checking that they
-    run at least to the user agent: the request URI, the referrer and the user agent are its
-    first three quoted fields, so a line cut short before the user agent's end holds fewer
-    than six quotes (a quote inside a user agent only adds some)."""
-    end = rest.find('" ', 1) if rest[:1] == '"' else -1
-    if end < 0 or rest.count('"') < 6:
-        raise BadRecord(CUT_SHORT)
-    status = rest[end + 2 : end + 5]
-    if status.isdigit() and rest[end + 5 : end + 6] == " ":
-        return status
-    if rest[end + 2 : end + 4] == "- ":
-        return "-"
-    raise BadRecord(f"HTTP status {rest[end + 2 : end + 12]!r} is not a number")
+def _remember(memo: dict[str, Any], key: str, value: Any) -> None:
+    """Into a memo that is emptied when full, so that it never grows with the lines."""
+    if len(memo) >= _TIMES_KEPT:
+        memo.clear()
+    memo[key] = value
+
+
+def _check_status(field: str) -> None:
+    """Raises unless a line's fields from its HTTP status on start with a number or `-`."""
+    if not (field[:3].isdigit() and field[3:4] == " ") and field[:2] != "- ":
+        raise BadRecord(f"HTTP status {field[:10]!r} is not a number")
 
 
 def _access_time(stamp: str) -> int:
@@ -190,6 +242,8 @@ def decode_log_key(key: str) -> str:
     """A key as an access log writes it, URL-encoded, decoded as S3 Inventory keys are: form
     encoding, where `+` is a space and `%2B` a plus. An escape that is not UTF-8 is refused:
     a guessed key would name an object that does not exist."""
+    if "%" not in key:
+        return key.replace("+", " ")
     try:
         return unquote_plus(key, errors="strict")
     except UnicodeDecodeError:
@@ -204,24 +258,6 @@ def principal_of(requester: str, remote_ip: str) -> str:
     if remote_ip and remote_ip != "-":
         return remote_ip
     return "anonymous"
-
-
-def access_log_reads(
-    lines: Iterable[bytes], where: str, problems: ReadProblems, parser: AccessLogParser
-) -> Iterator[Read]:
-    """The reads of one access log file's lines (`where` names the file in problems)."""
-    read_of = parser.read_of
-    for number, raw in enumerate(lines, 1):
-        line = raw.decode("utf-8", "surrogateescape")
-        if not line or line.isspace():
-            continue
-        try:
-            read = read_of(line)
-        except BadRecord as exc:
-            problems.skip(f"{where}:{number}", str(exc))
-            continue
-        if read is not None:
-            yield read
 
 
 # --- CloudTrail -------------------------------------------------------------------------------
@@ -303,17 +339,22 @@ def _event_time(text: Any) -> int:
 # --- a log file, whichever it is ---------------------------------------------------------------
 
 
-def split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    """Lines (ending at `\\n`) of a stream read in chunks, so a file is never held whole."""
+def line_blocks(chunks: Iterable[bytes]) -> Iterator[list[str]]:
+    """The lines (ending at `\\n`) of a stream read in chunks, a chunk's worth at a time, so
+    a file is never held whole: each block decoded in one call rather than line by line
+    (alike, since no UTF-8 sequence holds a `\\n`), bytes that are not UTF-8 kept as
+    surrogates."""
     rest = b""
     for chunk in chunks:
-        if not chunk:
-            continue
-        pieces = (rest + chunk).split(b"\n")
-        rest = pieces.pop()
-        yield from pieces
+        data = rest + chunk if rest else chunk
+        cut = data.rfind(b"\n") + 1
+        rest = data[cut:]
+        if cut:
+            lines = data[:cut].decode("utf-8", "surrogateescape").split("\n")
+            lines.pop()  # the empty text after the last `\n`
+            yield lines
     if rest:
-        yield rest
+        yield [rest.decode("utf-8", "surrogateescape")]
 
 
 def chunks_of(stream: BinaryIO) -> Iterator[bytes]:
@@ -329,7 +370,7 @@ def chunks_of(stream: BinaryIO) -> Iterator[bytes]:
 
 def file_reads(
     stream: BinaryIO, where: str, problems: ReadProblems, parser: AccessLogParser
-) -> Iterator[Read]:
+) -> Iterator[SplitRead]:
     """The reads of one log file, an access log or a CloudTrail file (JSON, `{` first),
     gzipped or not. A stream that fails (OSError, a broken gzip) raises: the caller counts
     nothing of the file, so that a later run reads it whole."""
@@ -340,9 +381,11 @@ def file_reads(
         if first.strip():
             break
     if first.lstrip().startswith(b"{"):
-        yield from cloudtrail_reads(first + b"".join(chunks), where, problems)
+        document = first + b"".join(chunks)
+        yield from map(split_read, cloudtrail_reads(document, where, problems))
     else:
-        yield from access_log_reads(split_lines(_prepend(first, chunks)), where, problems, parser)
+        lines = chain.from_iterable(line_blocks(_prepend(first, chunks)))
+        yield from parser.reads(lines, where, problems)
 
 
 def _prepend(first: bytes, chunks: Iterator[bytes]) -> Iterator[bytes]:

@@ -4,6 +4,7 @@ and tally the reads per (bucket, principal, dataset)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple
 
@@ -11,7 +12,12 @@ from botocore.client import BaseClient
 from botocore.exceptions import BotoCoreError, ClientError
 
 from lineagegraph import identity
-from lineagegraph.harvest.s3.access_logs import AccessLogParser, Read, ReadProblems, file_reads
+from lineagegraph.harvest.s3.access_logs import (
+    AccessLogParser,
+    ReadProblems,
+    SplitRead,
+    file_reads,
+)
 from lineagegraph.harvest.s3.client import make_client
 from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.identity import FoldRules
@@ -68,41 +74,66 @@ class DatasetFolder:
 
 
 class ReadTallies:
-    """Reads summed per (bucket, principal, dataset urn): [count, first, last] (a list: one is
-    updated per line)."""
+    """Reads summed per (bucket, principal, dataset urn) in `pairs`: [count, first, last] (a
+    list: one is updated per read).
+
+    Each list is reached, read by read, through the key's directory: `_routes` takes a
+    bucket's directories to the principals' tallies of the dataset they fold into, so that a
+    read costs two lookups by plain strings, and no tuple is made for the lookup."""
 
     def __init__(self, folder: DatasetFolder) -> None:
         self.folder = folder
         self.pairs: dict[tuple[str, str, str], list[int]] = {}
         self.reads = 0
+        self._routes: dict[str, dict[str, dict[str, list[int]]]] = {}  # bucket -> directory ->
+        self._datasets: dict[tuple[str, str], dict[str, list[int]]] = {}  # principal -> tally
 
-    def add(self, read: Read) -> None:
-        bucket, key, principal, at = read
-        dataset = self.folder.known.get((bucket, key[: key.rfind("/") + 1]))
-        if dataset is None:
-            dataset = self.folder.dataset_of(bucket, key)
-        pair = (bucket, principal, dataset)
-        tally = self.pairs.get(pair)
-        if tally is None:
-            self.pairs[pair] = [1, at, at]
-        else:
+    def add(self, reads: Iterable[SplitRead]) -> None:
+        """Tally reads."""
+        routes, count = self._routes, 0
+        bucket_of: str | None = None
+        directories: dict[str, dict[str, list[int]]] = {}
+        for bucket, directory, name, principal, at in reads:
+            count += 1
+            if bucket != bucket_of:
+                directories = routes.get(bucket) or self._bucket(bucket)
+                bucket_of = bucket
+            principals = directories.get(directory)
+            if principals is None:
+                principals = self._route(bucket, directory, name)
+            tally = principals.get(principal)
+            if tally is None:
+                principals[principal] = tally = self._pair(bucket, principal, directory + name, at)
             tally[0] += 1
             if at < tally[1]:
                 tally[1] = at
             elif at > tally[2]:
                 tally[2] = at
-        self.reads += 1
+        self.reads += count
 
-    def merge(self, other: ReadTallies) -> None:
-        for pair, (count, first, last) in other.pairs.items():
-            tally = self.pairs.get(pair)
-            if tally is None:
-                self.pairs[pair] = [count, first, last]
-            else:
-                tally[0] += count
-                tally[1] = min(tally[1], first)
-                tally[2] = max(tally[2], last)
-        self.reads += other.reads
+    def _bucket(self, bucket: str) -> dict[str, dict[str, list[int]]]:
+        directories: dict[str, dict[str, list[int]]] = {}
+        self._routes[bucket] = directories
+        return directories
+
+    def _route(self, bucket: str, directory: str, name: str) -> dict[str, list[int]]:
+        """The principals' tallies of the dataset a directory folds into, remembered (up to
+        DIRECTORIES_KEPT directories in all)."""
+        directories = self._routes[bucket]
+        if len(directories) >= DIRECTORIES_KEPT:
+            directories.clear()
+        dataset = (bucket, self.folder.dataset_of(bucket, directory + name))
+        principals = self._datasets.get(dataset)
+        if principals is None:
+            self._datasets[dataset] = principals = {}
+        directories[directory] = principals
+        return principals
+
+    def _pair(self, bucket: str, principal: str, key: str, at: int) -> list[int]:
+        """A new tally, of no reads yet."""
+        tally = [0, at, at]
+        self.pairs[bucket, principal, self.folder.dataset_of(bucket, key)] = tally
+        return tally
 
 
 @dataclass
@@ -128,10 +159,8 @@ def tally_file(
     UNREADABLE when the file cannot be read whole: `into` then holds part of it, and the
     caller starts it again without the file."""
     before = into.reads
-    add = into.add
     with opener(location) as stream:
-        for read in file_reads(stream, location, problems, parser):
-            add(read)
+        into.add(file_reads(stream, location, problems, parser))
     return into.reads - before
 
 

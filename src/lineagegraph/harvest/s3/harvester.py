@@ -310,7 +310,9 @@ def harvest_s3_inventory_spark(
 ) -> S3Report:
     """Harvest an inventory tallied by Spark: each dataset with its counters, and :Rollup nodes
     that the orphan and cost reports price as exactly as objects. Objects that lineage reads
-    one by one stay :File nodes, so their consumption stays per object. Nothing is written
+    one by one stay :File nodes, so their consumption stays per object. The hidden cost
+    (noncurrent versions, delete markers) is stored on the datasets as a listing or the
+    inventory without Spark stores it. Nothing is written
     unless the whole aggregation succeeded; nothing is soft-deleted (there are no :File nodes
     to delete: a later harvest of the scope replaces the roll-ups)."""
     client = make_client(settings.s3)
@@ -324,6 +326,7 @@ def harvest_s3_inventory_spark(
             spark, settings.s3, manifest, prefix, settings.identity.rules(), excludes, singles
         )
         per_dataset = found.by_class()
+        touched = sorted(set(per_dataset) | found.hidden.touched)
         rows = [
             {
                 "urn": urn,
@@ -332,7 +335,7 @@ def harvest_s3_inventory_spark(
                 "seen": manifest.created,
                 "props": {"bucket": manifest.source_bucket},
             }
-            for urn in per_dataset
+            for urn in touched
         ]
         datasets = store.write_batches("merge_datasets", rows, ("urn",))
         if found.objects:  # after its datasets: a file's PART_OF matches its dataset
@@ -344,6 +347,7 @@ def harvest_s3_inventory_spark(
             writer.flush()
         write_rollups(store, per_dataset)
         write_inventory_rollups(store, scope, manifest.created, excludes, found.rollups)
+        write_hidden(store, [scope], found.hidden, manifest.created)
         for name, n in found.counters.items():  # the whole inventory's, not the writer's
             run.counts[name] = n
         run.counts["inventory_files"] = len(manifest.files)

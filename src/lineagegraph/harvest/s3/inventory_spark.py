@@ -3,7 +3,9 @@
 Spark tasks read the data files (each with its own boto3 client, so no Hadoop S3 connector is
 needed) and tally them per dataset, storage class, access tier and exclusion with `Tally.add`,
 the arithmetic the graph's own tallies use; the harvester writes those tallies as :Rollup
-nodes, which the orphan and cost reports price exactly.
+nodes, which the orphan and cost reports price exactly. The rows that are no current object
+(noncurrent versions, delete markers) are tallied per dataset as the hidden cost that the
+single-machine harvest stores (`HiddenTallies`: sums only, so Spark adds them up).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from lineagegraph.errors import HarvestError
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.harvest.s3.client import make_client
 from lineagegraph.harvest.s3.inventory import DataFile, Manifest, data_file_pages
-from lineagegraph.harvest.s3.scan import S3Object, Scope
+from lineagegraph.harvest.s3.scan import COUNTED_AS, HiddenTallies, S3Object, Scope
 from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.harvest.s3.settle import live_objects
 from lineagegraph.identity import FoldRules, is_folder_marker, s3_dataset_urn_for_key, s3_file_urn
@@ -41,10 +43,12 @@ Rollups = dict[str, dict[str, tuple[int, int]]]
 @dataclass
 class InventoryTallies:
     """What Spark makes of an inventory: tallies per roll-up key, the objects kept one by one,
-    and the run's counters (objects, bytes, folder markers, skipped rows)."""
+    the hidden cost per dataset, and the run's counters (objects, bytes, folder markers,
+    skipped rows, noncurrent versions and delete markers)."""
 
     rollups: dict[RollupKey, Tally] = field(default_factory=dict)
     objects: list[tuple[str, S3Object]] = field(default_factory=list)  # (dataset, object)
+    hidden: HiddenTallies = field(default_factory=HiddenTallies)
     counters: Counter[str] = field(default_factory=Counter)
 
     def by_class(self) -> Rollups:
@@ -93,6 +97,10 @@ def inventory_rollups_with_spark(
             found.objects.append(value)
             found.counters["objects"] += 1
             found.counters["bytes"] += value[1].size
+        elif kind == "hidden":
+            dataset, prop = key
+            found.hidden.props.setdefault(dataset, Counter())[prop] = value
+            found.hidden.touched.add(dataset)
         else:
             found.counters[key[0]] += value
     return found
@@ -108,13 +116,18 @@ def _tally_data_file(
     data_file: DataFile,
 ) -> list[tuple[tuple[Any, ...], Any]]:
     """Runs in a Spark task: one data file as (("rollup", *RollupKey), Tally),
-    (("object", urn), S3Object) and (("count", counter), n) pairs."""
+    (("object", urn), S3Object), (("hidden", dataset, property), n) and (("count", counter),
+    n) pairs."""
     client = make_client(settings)
     counts: Counter[str] = Counter()
     tallies: dict[tuple[Any, ...], Tally] = {}
     objects: list[tuple[tuple[Any, ...], Any]] = []
+    hidden = HiddenTallies()
     for page in data_file_pages(client, manifest, data_file, prefix, settings.page_size):
         counts.update(page.skipped)
+        for item in filter(hidden.billed, page.hidden):
+            hidden.add(s3_dataset_urn_for_key(manifest.source_bucket, item.key, rules), item)
+            counts[COUNTED_AS[item.kind]] += 1
         for obj in page.objects:
             if is_folder_marker(obj.key, obj.size):
                 counts["folder_markers"] += 1
@@ -127,7 +140,10 @@ def _tally_data_file(
             excluded = any(glob.matches(obj.key) for glob in excludes)
             key = ("rollup", dataset, obj.storage_class, obj.access_tier, excluded)
             tallies.setdefault(key, Tally()).add(obj.size, obj.last_modified)
-    return [*tallies.items(), *objects, *((("count", c), n) for c, n in counts.items())]
+    sums = [
+        (("hidden", d, prop), n) for d, props in hidden.props.items() for prop, n in props.items()
+    ]
+    return [*tallies.items(), *objects, *sums, *((("count", c), n) for c, n in counts.items())]
 
 
 def _combine(a: Any, b: Any) -> Any:

@@ -81,11 +81,12 @@ class Hidden:
     initiated: int | None = None
 
 
-_COUNTED_AS = {
+COUNTED_AS = {
     NONCURRENT: "noncurrent_versions",
     DELETE_MARKER: "delete_markers",
     UPLOAD: "incomplete_uploads",
 }
+"""The run counter of each kind of hidden cost."""
 _CLASS_SAFE = re.compile(r"[^A-Za-z0-9_]")
 HIDDEN_PREFIX = "hidden_"
 """Dataset properties holding hidden cost start with this (and only they do)."""
@@ -106,6 +107,12 @@ class HiddenTallies:
 
     props: dict[str, Counter[str]] = field(default_factory=dict)
     touched: set[str] = field(default_factory=set)
+
+    @staticmethod
+    def billed(item: Hidden) -> bool:
+        """Whether S3 bills the item beside the objects: a noncurrent version of a folder
+        marker (a zero-byte `dir/`) is no data, and is left out as the marker is."""
+        return not (item.kind == NONCURRENT and is_folder_marker(item.key, item.size))
 
     def add(self, dataset: str, item: Hidden) -> None:
         counts = self.props.setdefault(dataset, Counter())
@@ -235,13 +242,13 @@ class FileWriter:
                 "access_tier": obj.access_tier, "seen": page.seen,
             }  # fmt: skip
         for item in page.hidden:
-            if item.kind == NONCURRENT and is_folder_marker(item.key, item.size):
+            if not self.hidden.billed(item):
                 continue
             dataset = self._dataset_of(bucket, item.key)
             if dataset not in self._written and dataset not in self._datasets:
                 self._new_dataset(dataset, page.seen)
             self.hidden.add(dataset, item)
-            counts[_COUNTED_AS[item.kind]] += 1
+            counts[COUNTED_AS[item.kind]] += 1
         counts["objects"] = self.stats.objects
         counts["bytes"] = self.stats.bytes
         if len(self._files) >= self.store.batch_size:
