@@ -14,7 +14,7 @@ from lineagegraph.graph.base import GraphStore
 from lineagegraph.questions import lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
 from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached
-from lineagegraph.questions.tags import asset_tags
+from lineagegraph.questions.tags import Walked, asset_tags
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
 from lineagegraph.render.text import impact_text, paths_text, reached_table, tree
@@ -141,6 +141,7 @@ def traversal(
     """`upstream` or `downstream` of NAME (a urn, an S3 path or a Snowflake name)."""
     urn = lineage.resolve(store, settings, name)
     start = lineage.start_asset(store, urn, include_deleted=include_deleted)
+    edges: set[tuple[str, str]] = set()
     reached = lineage.traverse(
         store,
         urn,
@@ -149,14 +150,23 @@ def traversal(
         systems={s.lower() for s in systems},
         kinds=set(kinds),
         include_deleted=include_deleted,
+        edges=edges,
     )
-    start, *reached = with_tags(store, settings, [start, *reached])
+    walked = None
+    if direction == "upstream" and not (systems or kinds or include_deleted):
+        # every asset of the answer is a seed of the tags' slice, and the edges between them
+        # were just read: only their column lineage is left to read
+        complete = [urn, *(r.urn for r in reached if r.distance < depth)]
+        walked = Walked(edges, frozenset(complete))
+    start, *reached = with_tags(store, settings, [start, *reached], walked)
     return Traversal(start, direction, depth, reached)
 
 
-def with_tags(store: GraphStore, settings: Settings, items: list[Reached]) -> list[Reached]:
+def with_tags(
+    store: GraphStore, settings: Settings, items: list[Reached], walked: Walked | None = None
+) -> list[Reached]:
     """The assets, each with its classifications and its columns' (one derivation for all)."""
-    found = asset_tags(store, settings.tags, [item.urn for item in items])
+    found = asset_tags(store, settings.tags, [item.urn for item in items], walked)
     return [replace(item, tags=found[item.urn]) for item in items]
 
 

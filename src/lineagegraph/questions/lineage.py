@@ -382,11 +382,13 @@ def _search(
     depth: int,
     include_deleted: bool,
     until: str | None = None,
+    edges: set[tuple[str, str]] | None = None,
 ) -> list[_Hit]:
     """Breadth-first from `start`: one bounded hop per statement over the current frontier,
     each node kept once, at the level it is first reached; stops after the level that reaches
     `until`. Nodes already seen are dropped here, in a set, rather than in Cypher (see
-    cypher/lineage_downstream_step.cypher)."""
+    cypher/lineage_downstream_step.cypher). Every edge read, back to the start included, is
+    added to `edges` as (node reached, the node it was reached from)."""
     hits: dict[str, _Hit] = {}
     frontier = [start]
     for distance in range(1, depth + 1):
@@ -398,6 +400,8 @@ def _search(
         reached: dict[str, tuple[set[str], set[str]]] = {}
         for row in rows:  # one row per edge: group them by the node reached
             urn = row["urn"]
+            if edges is not None:
+                edges.add((urn, row["reached_from"]))
             if urn in hits:  # found on an earlier level: a link between two found nodes
                 hits[urn].linked_from.add(row["reached_from"])
             elif urn != start:
@@ -418,9 +422,10 @@ def _expand(
     start: str,
     depth: int,
     include_deleted: bool,
+    edges: set[tuple[str, str]] | None = None,
 ) -> list[Reached]:
-    """The search's nodes with their details, nearest first."""
-    hits = _search(store, what, direction, start, depth, include_deleted)
+    """The search's nodes with their details, nearest first (`edges` as in _search)."""
+    hits = _search(store, what, direction, start, depth, include_deleted, edges=edges)
     details = _details(store, what, [hit.urn for hit in hits])
     return [_reached(details[hit.urn], hit) for hit in hits if hit.urn in details]
 
@@ -438,9 +443,12 @@ def traverse(
     systems: Collection[str] = (),
     kinds: Collection[str] = (),
     include_deleted: bool = False,
+    edges: set[tuple[str, str]] | None = None,
 ) -> list[Reached]:
     """The assets upstream or downstream of `urn` within `depth` hops, each once, nearest
-    first. `systems`/`kinds` filter the answer, not the search."""
+    first. `systems`/`kinds` filter the answer, not the search. Given `edges`, every FLOWS_TO
+    edge the search read is added to it as (asset reached, asset it was reached from), so a
+    later question on the same assets need not read them again."""
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     _check_depth(depth, MAX_DEPTH)
@@ -448,7 +456,7 @@ def traverse(
     if unknown:
         raise UsageError(f"unknown asset kind(s) {sorted(unknown)}; choose from {', '.join(KINDS)}")
     start_asset(store, urn, include_deleted=include_deleted)
-    found = _expand(store, "asset", direction, urn, depth, include_deleted)
+    found = _expand(store, "asset", direction, urn, depth, include_deleted, edges)
     if not systems and not kinds:
         return found
     return _select(found, lambda item: _matches(item, systems, kinds))
