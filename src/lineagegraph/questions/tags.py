@@ -151,8 +151,7 @@ class LineageSlice:
         that have any (most have none, and every column of theirs would look)."""
         found: dict[int, list[int]] = {}
         for a, targets in enumerate(self.flows):
-            opened = [b for b in targets if b >= 0]
-            if opened:
+            if targets and (opened := [b for b in targets if b >= 0]):
                 found[a] = opened
         return found
 
@@ -305,13 +304,19 @@ def load_all(store: GraphStore, piece: LineageSlice) -> None:
     carrying: set[int] = set()  # asset pairs some plain FEEDS edge joins, as src * width + dst
     masked: dict[int, set[str]] = {}
     asset_of, feeds = piece.asset_of, piece.feeds
+    masked_sources: set[int] = set()  # internal ids
     for page in pages:
-        for src, dst in store.read_rows("tags_page_feeds", page, numbers=True):
+        for src, dst, only_masked in store.read_rows("tags_page_feeds", page, numbers=True):
+            if only_masked:
+                masked_sources.add(src)
+                continue
             src, dst = slot[src], slot[dst]
             if src >= 0 and dst >= 0:
                 feeds[src].append(dst)
                 carrying.add(asset_of[src] * width + asset_of[dst])
-        for row in store.read("tags_page_masked_feeds", page):
+    params = [{"ids": ids} for ids in chunks(sorted(masked_sources), _CHUNK)]
+    for rows in store.read_each("tags_masked_feeds_from", params):
+        for row in rows:
             src, dst = slot[row["src"]], slot[row["dst"]]
             if src >= 0 and dst >= 0:
                 piece.add_feed(src, dst, row["masks"] or ("?",))
@@ -519,6 +524,7 @@ def propagate(
     preds, origin_ofs = [], []
     stops: list[tuple[int, int, int, str]] = []
     size = len(piece.names)
+    opened = piece.open_flows()
     for g, group in enumerate(groups):
         pred = array("i", [UNREACHED]) * size
         origin_of = array("i", [0]) * size
@@ -529,7 +535,7 @@ def propagate(
                 pred[node] = _ORIGIN
                 origin_of[node] = o
                 queue.append(node)
-        _search(piece, queue, pred, origin_of, blocks.get(group[0], {}), stops, g)
+        _search(piece, queue, pred, origin_of, blocks.get(group[0], {}), stops, g, opened)
         preds.append(pred)
         origin_ofs.append(origin_of)
     origins = [by_group[g] for g in groups]
@@ -544,11 +550,13 @@ def _search(
     blocked: dict[tuple[int, int], str],
     stops: list[tuple[int, int, int, str]],
     group: int,
+    opened: dict[int, list[int]],
 ) -> None:
-    """Breadth-first from the queue's origins; `queue` grows as it is walked. A masked edge's
+    """Breadth-first from the queue's origins; `queue` grows as it is walked (`opened`: the
+    slice's open_flows). A masked edge's
     stop is kept with no reason (`masked_reason` gives it when asked: most never are); the
     loop over a column's edges is the whole derivation's hot spot, so it is kept bare."""
-    feeds, flows, asset_of, opened = piece.feeds, piece.flows, piece.asset_of, piece.open_flows()
+    feeds, flows, asset_of = piece.feeds, piece.flows, piece.asset_of
     for u in queue:
         a = asset_of[u]
         column = a != ASSET
