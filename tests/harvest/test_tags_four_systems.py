@@ -144,17 +144,21 @@ def emit_export(path: Path, exchange: str) -> None:
 
 
 def spark_jobs(spark: Any, settings: Settings, root: Path) -> None:
-    """The exchange files, then one job that hashes the e-mail into the EU bucket and one that
-    copies it into the US bucket (local paths the settings alias to the buckets)."""
+    """The exchange files (written with pyarrow: no job of their own), then one job that hashes
+    the e-mail into the EU bucket and one that copies it into the US bucket (local paths the
+    settings alias to the buckets)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
     from pyspark.sql import functions as F
 
     from lineagegraph.spark import install
 
+    exchange = root / "exchange" / "mailing"
+    exchange.mkdir(parents=True)
+    table = pa.table({"email": ["ann@example.com"], "name": ["Ann"]})
+    pq.write_table(table, exchange / "part-00000.parquet")
     handle = install(spark, settings=settings)
     try:
-        spark.createDataFrame([("ann@example.com", "Ann")], ["email", "name"]).write.parquet(
-            f"file://{root}/exchange/mailing"
-        )
         exported = spark.read.parquet(f"file://{root}/exchange/mailing")
         exported.select(F.sha2("email", 256).alias("email_hash"), "name").write.parquet(
             f"file://{root}/eu/hashed"
