@@ -24,7 +24,7 @@ from botocore.client import BaseClient
 from click.testing import CliRunner
 from dbt_fixtures import SNOWFLAKE_ACCOUNT, DbtBuild
 from graphs import drop_graph
-from s3_fixtures import KEYS, client_for, put_many
+from s3_fixtures import KEYS, put_many
 from snowflake_fixtures import (
     ACCOUNT,
     HOUR,
@@ -33,9 +33,10 @@ from snowflake_fixtures import (
     Query,
     accessed,
     modified,
-    snowflake_settings,
     urn,
 )
+from test_snowflake_tags import CONTACTS, CUSTOMERS, HASHED, scenario
+from test_snowflake_tags import run as harvest_snowflake
 
 from lineagegraph.cli import cli
 from lineagegraph.errors import PolicyViolated
@@ -44,41 +45,19 @@ from lineagegraph.graph.store import GraphStore, open_store
 from lineagegraph.harvest.dbt.harvester import harvest_dbt
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.s3.harvester import harvest_s3
-from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.questions.tags import Propagation, derive_all
 from lineagegraph.settings import GraphSettings, Settings
 
-CUSTOMERS, HASHED, CONTACTS = (
-    "RAW.PUBLIC.CUSTOMERS",
-    "ANALYTICS.CORE.HASHED",
-    "ANALYTICS.CORE.CONTACTS",
-)
 PRIVACY, MAILING = "ANALYTICS.MARTS.CUSTOMER_PRIVACY", "ANALYTICS.CORE.MAILING"
 POLICY = {"name": "pii stays in the EU", "tag": "pii", "regions": ["eu-west-1"]}
 
 
 def snowflake_queries(au: AccountUsage) -> None:
-    """SHA2 of the e-mail (a stop), a plain copy, and a join of the copy with the dbt model's
-    column that dbt's meta tags pii=name."""
+    """The Snowflake tag tests' queries (SHA2 of the e-mail, a plain copy that also counts and
+    MD5s it) and tags, and a join of the copy with the dbt model's column that dbt's meta tags
+    pii=name."""
+    scenario(au)
     au.add(
-        Query(
-            "q1",
-            NOW - 5 * HOUR,
-            direct=[accessed(CUSTOMERS, "EMAIL")],
-            modified=[modified(HASHED, {"EMAIL_HASH": [(CUSTOMERS, "EMAIL")]})],
-            text="create or replace table analytics.core.hashed as"
-            " select sha2(email, 256) as email_hash from raw.public.customers",
-            query_type="CREATE_TABLE_AS_SELECT",
-        ),
-        Query(
-            "q2",
-            NOW - 4 * HOUR,
-            direct=[accessed(CUSTOMERS, "EMAIL")],
-            modified=[modified(CONTACTS, {"EMAIL": [(CUSTOMERS, "EMAIL")]})],
-            text="insert into analytics.core.contacts (email)"
-            " select email from raw.public.customers",
-            query_type="INSERT",
-        ),
         Query(
             "q3",
             NOW - 3 * HOUR,
@@ -92,9 +71,8 @@ def snowflake_queries(au: AccountUsage) -> None:
             " from analytics.core.contacts as c join analytics.marts.customer_privacy as p"
             " on c.email = p.name_plain",
             query_type="INSERT",
-        ),
+        )
     )
-    au.set_tag("GOV.TAGS.PII", "email", CUSTOMERS, "EMAIL")
 
 
 def emit_export(path: Path, exchange: str) -> None:
@@ -209,13 +187,15 @@ def test_tags_stop_at_hashes_and_travel_everywhere_else_across_four_systems(
             "spark": {"spool_dir": tmp_path / "spool", "openlineage_dir": tmp_path / "ol"},
             "tags": {"policies": [POLICY]},
         }
-    ).model_copy(update={"snowflake": snowflake_settings(fakesnow_server).snowflake})
+    )
     assert SNOWFLAKE_ACCOUNT == ACCOUNT  # dbt's Snowflake urns are ACCESS_HISTORY's
 
     with open_store(settings.graph) as store:
-        harvest_all(store, settings, account_usage, dbt_privacy_build, tmp_path, exchange)
+        harvest_all(
+            store, settings, account_usage, fakesnow_server, dbt_privacy_build, tmp_path, exchange
+        )
         spark_jobs(spark, settings, tmp_path)
-        regions = client_for(moto_endpoint)
+        regions = moto
         for bucket, region in ((exchange, "eu-west-1"), (eu, "eu-west-1"), (us, None)):
             where = {"CreateBucketConfiguration": {"LocationConstraint": region}} if region else {}
             regions.create_bucket(Bucket=bucket, **where)
@@ -244,8 +224,12 @@ def test_tags_stop_at_hashes_and_travel_everywhere_else_across_four_systems(
     assert derived(found, f"s3://{eu}/hashed#email_hash") == {}
     assert derived(found, f"s3://{eu}/hashed#name") == {"pii=name": pii_name}
     stops = {(s.key, s.value, s.dst, s.reason) for s in found.stops()}
+    every_feed = "every column feed masked by SHA2"
     assert stops == {
         ("pii", "email", urn(HASHED) + "#EMAIL_HASH", "masked by SHA2"),
+        ("pii", "email", urn(CONTACTS) + "#MAILS", "masked by COUNT"),
+        ("pii", "email", urn(CONTACTS) + "#KEY", "masked by MD5"),
+        ("confidentiality", "restricted", urn(HASHED), every_feed),  # CUSTOMERS' own
         ("pii", "email", f"s3://{eu}/hashed#email_hash", "masked by SHA2"),
         ("retention", "30d", f"s3://{eu}/hashed#email_hash", "masked by SHA2"),
     }
@@ -267,17 +251,15 @@ def harvest_all(
     store: GraphStore,
     settings: Settings,
     au: AccountUsage,
+    server: dict[str, Any],
     build: DbtBuild,
     root: Path,
     exchange: str,
 ) -> None:
-    """Snowflake, dbt (its Snowflake parse) and the OpenLineage export, into one graph."""
+    """Snowflake (as its tag tests harvest it), dbt (its Snowflake parse) and the OpenLineage
+    export, into one graph."""
     snowflake_queries(au)
-    connection = connect(settings.snowflake)
-    try:
-        report = harvest(store, settings, connection, now=NOW)
-    finally:
-        connection.close()
+    report = harvest_snowflake(store, server, NOW)
     assert report.status == "success", report.warnings
     run, dbt = harvest_dbt(store, build.snowflake, snowflake_account=ACCOUNT)
     assert run.status == "success", dbt.problems
