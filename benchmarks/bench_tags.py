@@ -206,9 +206,9 @@ def upstream_with_tags(store: GraphStore, settings: Settings, urn: str, sample: 
     began = time.perf_counter()
     plain = traverse(store, urn, "upstream")
     took_plain = time.perf_counter() - began
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), cpu_seconds(store)
     answer = upstream(store, settings, urn)
-    took = time.perf_counter() - began
+    took, cpu_after = time.perf_counter() - began, cpu_seconds(store)
     tagged = sum(1 for a in answer.assets if a.tags)
     picked = answer.assets[:sample]
     began = time.perf_counter()
@@ -217,7 +217,8 @@ def upstream_with_tags(store: GraphStore, settings: Settings, urn: str, sample: 
     estimate = (time.perf_counter() - began) / max(1, len(picked)) * len(answer.assets)
     print(
         f"upstream of {urn}: {len(plain):,} assets in {took_plain:.2f} s without tags, "
-        f"{took:.2f} s with every asset's and column's tags ({tagged:,} tagged); "
+        f"{took:.2f} s with every asset's and column's tags ({tagged:,} tagged; "
+        f"{cpu_text(cpu, cpu_after)}); "
         f"baseline, one derivation per asset: est. {estimate:.1f} s "
         f"({estimate / took:.1f}x); {load_average()}"
     )

@@ -1,7 +1,8 @@
-// One page of the FEEDS edges that copied a value plainly at least once (a tag crosses them),
-// by the internal ids of their columns, for the source columns with ids in [$from, $to) (see
-// tags_page_assets). Masked-only edges come from tags_page_masked_feeds.
+// One page of the FEEDS edges, by the internal ids of their columns, for the source columns
+// with ids in [$from, $to) (see tags_page_assets): `masked` 1 for an edge no sighting copied
+// plainly (a tag stops there; its functions come from tags_masked_feeds_from, for those few
+// sources only, so the edges are scanned once), else 0. Integers only (GraphStore.read_rows).
 // Params: from, to.
 MATCH (a:Column)-[e:FEEDS]->(b:Column)
-WHERE id(a) >= $from AND id(a) < $to AND coalesce(e.plain, true)
-RETURN id(a) AS src, id(b) AS dst
+WHERE id(a) >= $from AND id(a) < $to
+RETURN id(a) AS src, id(b) AS dst, CASE WHEN coalesce(e.plain, true) THEN 0 ELSE 1 END AS masked

@@ -291,7 +291,7 @@ def row_of(q: Query) -> tuple[Any, ...]:
     """The cursor row of ACCESS_HISTORY_SINCE (as tests/harvest/test_snowflake_rows.py)."""
     return (q.query_id, q.at, q.user, json.dumps(q.direct), json.dumps(q.direct),
             json.dumps(q.modified), None, q.parameterized_hash, q.query_type, q.database,
-            q.schema, None)  # fmt: skip
+            q.schema, None, None)  # fmt: skip
 
 
 # --- OpenLineage namespaces and names from a JSON-lines file ---------------------------------

@@ -119,10 +119,11 @@ def bucket(moto: BaseClient) -> str:
     return new_bucket(moto)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """A local[1] Spark session (slow to start, ~15 s): reuse one another test module left
-    active; else start (and stop) our own."""
+    """A local[1] Spark session (slow to start, ~15 s), one for every harvester test module
+    that needs it (tests/spark reuses it too): reuse one left active; else start (and, at the
+    end of the run, stop) our own."""
     pytest.importorskip("pyspark", reason="the Spark path needs pyspark (the spark extra)")
     from pyspark.sql import SparkSession
 

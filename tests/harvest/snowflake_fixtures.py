@@ -27,6 +27,7 @@ from lineagegraph.demo.account_usage import (  # noqa: F401  (re-exported for th
     Query,
     accessed,
     ddl,
+    masked_by_policy,
     modified,
     object_id,
     stage,

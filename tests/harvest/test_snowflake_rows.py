@@ -65,6 +65,7 @@ def row(q: Query) -> tuple[Any, ...]:
         q.database,
         q.schema,
         text,
+        json.dumps(q.policies),
     )
 
 

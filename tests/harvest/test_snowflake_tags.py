@@ -14,6 +14,7 @@ from snowflake_fixtures import (
     Query,
     accessed,
     dump_graph,
+    masked_by_policy,
     modified,
     snowflake_settings,
     urn,
@@ -22,6 +23,8 @@ from snowflake_fixtures import (
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.snowflake.harvester import SnowflakeReport, connect, harvest, summary
 from lineagegraph.identity import snowflake_urn
+from lineagegraph.questions.tags import derive_all
+from lineagegraph.tags_settings import TagSettings
 
 CUSTOMERS, HASHED = "RAW.PUBLIC.CUSTOMERS", "ANALYTICS.CORE.HASHED"
 CONTACTS = "ANALYTICS.CORE.CONTACTS"
@@ -217,3 +220,50 @@ def test_hashed_and_counted_columns_are_masked_and_a_copy_is_plain(
         [email, urn(HASHED) + "#EMAIL_HASH", ["SHA2"], False],
     ]
     assert report.counts["column_pairs_masked"] == 3
+
+
+def test_a_column_read_through_a_masking_policy_is_masked_unless_the_policy_unmasks(
+    store: GraphStore, account_usage: AccountUsage, fakesnow_server: dict[str, Any]
+) -> None:
+    """policies_referenced (a masking policy nested under the column it protects, as
+    documented) masks a plain copy: the pii tag stops there, with the policy as its reason.
+    A policy settings list as unmasking (the harvested role sees the value) leaves it plain."""
+    policy = "GOV.POLICIES.EMAIL_MASK"
+    account_usage.add(
+        Query(
+            "q3",
+            NOW - 3 * HOUR,
+            direct=[accessed(CUSTOMERS, "EMAIL")],
+            modified=[modified(CONTACTS, {"EMAIL": [(CUSTOMERS, "EMAIL")]})],
+            text="insert into analytics.core.contacts (email)"
+            " select email from raw.public.customers",
+            query_type="INSERT",
+            policies=[
+                masked_by_policy(CUSTOMERS, {"EMAIL": policy}),
+                {  # a row access policy on the object masks no column
+                    "objectDomain": "Table",
+                    "objectName": CUSTOMERS,
+                    "objectId": 1,
+                    "policies": [
+                        {"policyName": "GOV.POLICIES.RAP", "policyKind": "ROW_ACCESS_POLICY"}
+                    ],
+                },
+            ],
+        )
+    )
+    account_usage.set_tag(PII, "email", CUSTOMERS, "EMAIL")
+    query = "MATCH (:Column)-[e:FEEDS]->(:Column) RETURN e.masked_by, e.plain"
+    run(store, fakesnow_server, NOW)
+    assert store.execute(query, write=False).rows == [[[f"masking policy {policy}"], False]]
+    found = derive_all(store, TagSettings())
+    assert [(s.dst, s.reason) for s in found.stops()] == [
+        (urn(CONTACTS) + "#EMAIL", f"masked by masking policy {policy}")
+    ]
+    assert found.derived(found.piece.index[urn(CONTACTS) + "#EMAIL"]) == []
+
+    store.execute("MATCH (n) DETACH DELETE n", write=True)
+    run(store, fakesnow_server, NOW, unmasking_policies=[policy.lower()])
+    assert store.execute(query, write=False).rows == [[[], True]]
+    found = derive_all(store, TagSettings())
+    [copied] = found.derived(found.piece.index[urn(CONTACTS) + "#EMAIL"])
+    assert copied.tag == "pii=email"

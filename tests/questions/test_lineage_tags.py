@@ -117,3 +117,34 @@ def test_the_python_api_answers_carry_tags(
     write(store, [fact(EMAIL, "pii=email", at=T0 + 1, removed=True)])  # nothing tagged now
     impact = lineagegraph.impact(store, settings, "RAW.PUBLIC.USERS").impact
     assert [a.tags for a in [impact.start, *impact.assets]] == [(), (), (), ()]
+
+
+def test_pictures_mark_the_assets_that_carry_tags(run) -> None:  # type: ignore[no-untyped-def]
+    """Mermaid, DOT and the HTML page name each asset's tags under it and draw its border
+    apart; an untagged asset has neither."""
+    run("tag", "RAW.PUBLIC.USERS#EMAIL", "pii=email")
+    mermaid = run("downstream", "RAW.PUBLIC.USERS", "--format", "mermaid").output
+    lines = mermaid.splitlines()
+    [mart] = [line for line in lines if "USER_COUNTS" in line]
+    assert "snowflake · Table · tags pii=email</small>" in mart
+    tagged = {line.split()[0] for line in lines if "tags pii=email" in line}
+    tagged -= {line.split()[0] for line in lines if "RAW.PUBLIC.USERS" in line}  # the start
+    [classes] = [line for line in lines if line.strip().endswith(" tagged")]
+    assert set(classes.split()[1].split(",")) == {t.partition("[")[0] for t in tagged}
+    assert "classDef tagged stroke:#b91c1c" in mermaid
+
+    dot = run("downstream", "RAW.PUBLIC.USERS", "--format", "dot").output
+    [mart] = [line for line in dot.splitlines() if "USER_COUNTS" in line]
+    assert 'color="#b91c1c"' in mart and "penwidth=3" in mart
+    assert "\\ntags: pii=email" in mart  # the tooltip
+
+    page = run("downstream", "RAW.PUBLIC.USERS", "--format", "html").output
+    assert "red border: carries a classification" in page
+    assert f"<td>{MART}</td><td>pii=email</td>" in page
+    assert 'stroke="#b91c1c"' in page
+
+    run("untag", "RAW.PUBLIC.USERS#EMAIL", "pii")
+    after = run("downstream", "RAW.PUBLIC.USERS", "--format", "mermaid").output.splitlines()
+    assert not any("pii" in line for line in after)
+    [lake] = [line.split("[")[0].strip() for line in after if "tags zone=lake" in line]
+    assert f"  class {lake} tagged" in after  # only the asset a settings glob tags

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.model import Asset, Column, ColumnFeed, Flow, Item, TagFact
+from lineagegraph.questions.answers import upstream
 from lineagegraph.questions.tags import BLOCK, derive_all, derive_at
+from lineagegraph.settings import Settings
 from lineagegraph.tags_settings import TagSettings
 
 T0 = 1_700_000_000_000
@@ -165,6 +167,21 @@ def test_derivation_is_a_plain_search_with_the_stops_and_untag_restores_it(
         assert {(node, d.key, d.value) for d in one.derived(one.piece.index[node])} == {
             t for t in before if t[0] == node
         }
+    for i in range(ASSETS):  # `upstream` reuses its traversal's edges, whole or cut by depth
+        for depth in (1, 20):
+            answer = upstream(store, Settings(), asset(i), depth=depth)
+            listed = {
+                (t.on, t.tag)
+                for item in [answer.start, *answer.assets]
+                for t in item.tags or ()
+                if t.kind == "derived"
+            }
+            shown = {a.urn for a in [answer.start, *answer.assets]}
+            assert listed == {
+                (urn, key if value is None else f"{key}={value}")
+                for urn, key, value in before
+                if (urn.rpartition("#")[0] or urn) in shown
+            }
 
     # more tags from another source, then withdrawn: every copy goes, the rest stays
     more = [TagFact(n, k, v, "dbt", "run", T0 + 1) for n, (k, v) in extra]

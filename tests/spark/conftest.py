@@ -37,6 +37,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    session.conf.set("spark.sql.shuffle.partitions", "1")  # also on a session reused
     location = tmp_path_factory.mktemp("lgdb")
     session.sql(f"CREATE DATABASE IF NOT EXISTS lg LOCATION '{location}'")
     yield session

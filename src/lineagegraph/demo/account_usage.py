@@ -120,6 +120,26 @@ def modified(
     }
 
 
+def masked_by_policy(name: str, policies: dict[str, str]) -> dict[str, Any]:
+    """An entry of policies_referenced: the masking policy (DB.SCHEMA.NAME) each of the
+    object's columns was read through, nested under the column as documented."""
+    return {
+        "objectDomain": "Table",
+        "objectName": name,
+        "objectId": object_id(name),
+        "columns": [
+            {
+                "columnId": object_id(f"{name}.{col}"),
+                "columnName": col,
+                "policies": [
+                    {"policyName": p, "policyId": object_id(p), "policyKind": "MASKING_POLICY"}
+                ],
+            }
+            for col, p in policies.items()
+        ],
+    }
+
+
 def stage(name: str, kind: str = "External Named") -> dict[str, Any]:
     """A stage entry as ACCESS_HISTORY writes it: by name only, no URL (the URL is resolved
     separately, from the stage itself)."""
@@ -160,6 +180,7 @@ class Query:
     schema: str | None = "PUBLIC"
     user: str = "ETL_USER"
     in_query_history: bool = True
+    policies: list[dict[str, Any]] = field(default_factory=list)  # policies_referenced
     raw_direct: str | None = None  # a VARIANT holding text instead of an array (malformed)
 
 
@@ -202,7 +223,7 @@ class AccountUsage:
                 " object_modified_by_ddl, policies_referenced, parent_query_id, root_query_id)"
                 f" SELECT %(id)s, TO_TIMESTAMP_LTZ(%(at)s, 3), %(user)s, {to_variant}(%(direct)s),"
                 " PARSE_JSON(%(base)s), PARSE_JSON(%(modified)s), PARSE_JSON(%(ddl)s),"
-                " PARSE_JSON('[]'), NULL, NULL",
+                " PARSE_JSON(%(policies)s), NULL, NULL",
                 {
                     "id": q.query_id,
                     "at": q.at,
@@ -211,6 +232,7 @@ class AccountUsage:
                     "base": base,
                     "modified": json.dumps(q.modified),
                     "ddl": json.dumps(q.ddl),
+                    "policies": json.dumps(q.policies),
                 },
             )
             if q.in_query_history:

@@ -92,6 +92,18 @@ class FalkorDBStore(GraphStore):
         query = self._encode(statement(name), params)
         return self._run(RO_QUERY_CMD, query, compact=not plain).records()
 
+    def read_rows(
+        self,
+        name: str,
+        params: dict[str, Any] | None = None,
+        *,
+        plain: bool = False,
+        numbers: bool = False,
+    ) -> list[list[Any]]:
+        query = self._encode(statement(name), params)
+        compact = not (plain or numbers)
+        return self._run(RO_QUERY_CMD, query, compact=compact, raw=numbers).rows
+
     def write_parts(self, text: str, parts: Iterable[list[dict[str, Any]]]) -> int:
         """Encode the next part while the server runs this one.
 
@@ -140,7 +152,8 @@ class FalkorDBStore(GraphStore):
                     return Result([])
                 if compact:
                     return _result(reply, self._graph)
-                return Result([str(name) for name in reply[0]], _decoded_rows(reply[1]))
+                columns = [str(name) for name in reply[0]]
+                return Result(columns, reply[1] if raw else _decoded_rows(reply[1]))
         except redis.ResponseError as exc:
             message = str(exc)
             if _disk_full(message):

@@ -18,7 +18,7 @@ from lineagegraph.questions import history, lineage
 from lineagegraph.questions.gate import GateAnswer, quality_gate
 from lineagegraph.questions.lineage import Direction, Impact, PathAnswer, Reached, Reader
 from lineagegraph.questions.schemas import SchemaHistory, history_of
-from lineagegraph.questions.tags import asset_tags
+from lineagegraph.questions.tags import Walked, asset_tags
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
 from lineagegraph.render.text import (
@@ -190,6 +190,7 @@ def traversal(
     of `as_of` (epoch ms)."""
     urn = lineage.resolve(store, settings, name)
     start = lineage.start_asset(store, urn, include_deleted=include_deleted, as_of=as_of)
+    edges: set[tuple[str, str]] = set()
     reached = lineage.traverse(
         store,
         urn,
@@ -199,8 +200,15 @@ def traversal(
         kinds=set(kinds),
         include_deleted=include_deleted,
         as_of=as_of,
+        edges=edges,
     )
-    start, *reached = with_tags(store, settings, [start, *reached])
+    walked = None
+    if direction == "upstream" and as_of is None and not (systems or kinds or include_deleted):
+        # every asset of the answer is a seed of the tags' slice, and the edges between them
+        # were just read: only their column lineage is left to read
+        complete = [urn, *(r.urn for r in reached if r.distance < depth)]
+        walked = Walked(edges, frozenset(complete))
+    start, *reached = with_tags(store, settings, [start, *reached], walked)
     readers: list[Reader] = []
     if direction == "upstream":
         shown = [start.urn, *(item.urn for item in reached)]
@@ -208,9 +216,11 @@ def traversal(
     return Traversal(start, direction, depth, reached, as_of, readers)
 
 
-def with_tags(store: GraphStore, settings: Settings, items: list[Reached]) -> list[Reached]:
+def with_tags(
+    store: GraphStore, settings: Settings, items: list[Reached], walked: Walked | None = None
+) -> list[Reached]:
     """The assets, each with its classifications and its columns' (one derivation for all)."""
-    found = asset_tags(store, settings.tags, [item.urn for item in items])
+    found = asset_tags(store, settings.tags, [item.urn for item in items], walked)
     return [replace(item, tags=found[item.urn]) for item in items]
 
 

@@ -427,11 +427,13 @@ def _search(
     include_deleted: bool,
     until: str | None = None,
     as_of: int | None = None,
+    edges: set[tuple[str, str]] | None = None,
 ) -> list[_Hit]:
     """Breadth-first from `start`: one bounded hop per statement over the current frontier,
     each node kept once, at the level it is first reached; stops after the level that reaches
     `until`. Nodes already seen are dropped here, in a set, rather than in Cypher (see
-    cypher/lineage_downstream_step.cypher)."""
+    cypher/lineage_downstream_step.cypher). Every edge read, back to the start included, is
+    added to `edges` as (node reached, the node it was reached from)."""
     hits: dict[str, _Hit] = {}
     frontier = [start]
     for distance in range(1, depth + 1):
@@ -442,6 +444,8 @@ def _search(
         reached: dict[str, tuple[set[str], set[str]]] = {}
         for row in rows:  # one row per edge: group them by the node reached
             urn = row["urn"]
+            if edges is not None:
+                edges.add((urn, row["reached_from"]))
             if urn in hits:  # found on an earlier level: a link between two found nodes
                 hits[urn].linked_from.add(row["reached_from"])
             elif urn != start:
@@ -463,9 +467,10 @@ def _expand(
     depth: int,
     include_deleted: bool,
     as_of: int | None = None,
+    edges: set[tuple[str, str]] | None = None,
 ) -> list[Reached]:
-    """The search's nodes with their details, nearest first."""
-    hits = _search(store, what, direction, start, depth, include_deleted, as_of=as_of)
+    """The search's nodes with their details, nearest first (`edges` as in _search)."""
+    hits = _search(store, what, direction, start, depth, include_deleted, as_of=as_of, edges=edges)
     details = _details(store, what, [hit.urn for hit in hits])
     return [_reached(details[hit.urn], hit, as_of) for hit in hits if hit.urn in details]
 
@@ -484,9 +489,12 @@ def traverse(
     kinds: Collection[str] = (),
     include_deleted: bool = False,
     as_of: int | None = None,
+    edges: set[tuple[str, str]] | None = None,
 ) -> list[Reached]:
     """The assets upstream or downstream of `urn` within `depth` hops, each once, nearest
-    first (as of `as_of`). `systems`/`kinds` filter the answer, not the search."""
+    first (as of `as_of`). `systems`/`kinds` filter the answer, not the search. Given `edges`,
+    every FLOWS_TO edge the search read is added to it as (asset reached, asset it was reached
+    from), so a later question on the same assets need not read them again."""
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
     _check_depth(depth, MAX_DEPTH)
@@ -494,7 +502,7 @@ def traverse(
     if unknown:
         raise UsageError(f"unknown asset kind(s) {sorted(unknown)}; choose from {', '.join(KINDS)}")
     start_asset(store, urn, include_deleted=include_deleted, as_of=as_of)
-    found = _expand(store, "asset", direction, urn, depth, include_deleted, as_of)
+    found = _expand(store, "asset", direction, urn, depth, include_deleted, as_of, edges)
     if not systems and not kinds:
         return found
     return _select(found, lambda item: _matches(item, systems, kinds))

@@ -32,6 +32,7 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lineagegraph import gc_pause
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.tags_settings import TagSettings, split_tag
 from lineagegraph.values.globs import glob_regex
@@ -145,6 +146,21 @@ class LineageSlice:
     def is_column(self, i: int) -> bool:
         return self.asset_of[i] != ASSET
 
+    def open_flows(self) -> dict[int, list[int]]:
+        """The assets each asset flows to with no column lineage between them, for the assets
+        that have any (most have none, and every column of theirs would look)."""
+        found: dict[int, list[int]] = {}
+        for a, targets in enumerate(self.flows):
+            if targets and (opened := [b for b in targets if b >= 0]):
+                found[a] = opened
+        return found
+
+    def masked_reason(self, src: int, dst: int) -> str:
+        """Why a tag does not cross the masked edge src -> dst."""
+        if self.is_column(src):
+            return "masked by " + ", ".join(self.masked[src, dst])
+        return "every column feed masked by " + ", ".join(self.linked[src, dst])
+
     def add_feed(self, src: int, dst: int, masks: Iterable[str]) -> None:
         masks = tuple(masks)
         self.feeds[src].append(~dst if masks else dst)
@@ -180,12 +196,32 @@ def _read(store: GraphStore, name: str, urns: list[str]) -> Iterator[dict[str, A
         yield from rows
 
 
-def load_upstream(store: GraphStore, piece: LineageSlice, seeds: Iterable[int]) -> None:
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """What an upstream traversal already read: the FLOWS_TO edges (src, dst) into `complete`,
+    the assets whose every live upstream edge it read (those nearer than its depth). Their
+    columns must be among the slice's seeds: the column lineage between two assets is then
+    known from the FEEDS read into those columns, and their edges are not read again."""
+
+    edges: Collection[tuple[str, str]]
+    complete: Collection[str]
+
+
+def load_upstream(
+    store: GraphStore, piece: LineageSlice, seeds: Iterable[int], walked: Walked | None = None
+) -> None:
     """Read everything that can bring a tag to the slice's seeds: FEEDS into columns, FLOWS_TO
     into assets, and the columns of an asset flowing into one with no column lineage. A
     column's asset is recorded, not followed: what reaches it only leaves by FLOWS_TO edges,
     which the search from an asset seed finds."""
     new = list(seeds)
+    walked_flows: list[tuple[int, int]] = []
+    if walked is not None:
+        piece.flowed.update(piece.node(urn, column=False) for urn in walked.complete)
+        for src, dst in sorted(walked.edges):
+            if dst in walked.complete:
+                walked_flows.append((piece.node(src, column=False), piece.node(dst, column=False)))
+        new += [src for src, _ in walked_flows if src not in piece.flowed]
     while new:
         cols = sorted({i for i in new if piece.is_column(i) and i not in piece.fed})
         assets = sorted({i for i in new if not piece.is_column(i) and i not in piece.flowed})
@@ -208,6 +244,33 @@ def load_upstream(store: GraphStore, piece: LineageSlice, seeds: Iterable[int]) 
                 i = piece.node(row["column"], row["asset"], column=True)
                 if i >= before:
                     new.append(i)
+    if walked_flows:
+        _add_walked_flows(piece, walked_flows)
+
+
+def _add_walked_flows(piece: LineageSlice, flows: list[tuple[int, int]]) -> None:
+    """The traversal's FLOWS_TO edges with the column lineage between their assets, from the
+    FEEDS the slice holds (every one into a column of an edge's destination), as
+    tags_flows_up would give it."""
+    wanted = set(flows)
+    carrying: set[tuple[int, int]] = set()
+    masks: dict[tuple[int, int], set[str]] = {}
+    asset_of = piece.asset_of
+    for u, edges in enumerate(piece.feeds):
+        a = asset_of[u]
+        if a < 0:
+            continue
+        for v in edges:
+            pair = (a, asset_of[v if v >= 0 else ~v])
+            if pair not in wanted:
+                continue
+            if v >= 0:
+                carrying.add(pair)
+            else:
+                masks.setdefault(pair, set()).update(piece.masked[u, ~v])
+    for pair in flows:
+        linked = pair in carrying or pair in masks
+        piece.add_flow(*pair, linked, pair in carrying, sorted(masks.get(pair, ())))
 
 
 _PAGE = 100_000
@@ -215,24 +278,25 @@ _PAGE = 100_000
 
 def load_all(store: GraphStore, piece: LineageSlice) -> None:
     """Read the whole graph's lineage into the slice: pages of internal ids (tags_page_*),
-    processed page by page, so no reply holds millions of rows. Columns of deleted assets,
-    and deleted assets, are left out."""
+    processed page by page, so no reply holds millions of rows, and read as lists of ids
+    (GraphStore.read_rows): a dict per row cost more than the server's work. Columns of
+    deleted assets, and deleted assets, are left out."""
     [top] = [row["top"] for row in store.read("store_node_id_max")]
     if top is None:
         return
     slot = array("i", [-1]) * (top + 1)  # internal id -> slice node
     pages = [{"from": start, "to": start + _PAGE} for start in range(0, top + 1, _PAGE)]
     for page in pages:
-        for row in store.read("tags_page_assets", page, plain=True):
-            if row["deleted_at"] is None:
-                slot[row["id"]] = piece.node(row["urn"], column=False)
-    index = piece.index
+        for graph_id, urn, deleted_at in store.read_rows("tags_page_assets", page, plain=True):
+            if deleted_at is None:
+                slot[graph_id] = piece.node(urn, column=False)
+    index, is_asset = piece.index, piece.asset_of
     for page in pages:
         rows = []
-        for row in store.read("tags_page_columns", page, plain=True):
-            owner = index.get(row["urn"].rpartition("#")[0], -1)  # identity.column_urn
-            if owner >= 0 and not piece.is_column(owner):  # not of a deleted asset
-                rows.append((row["id"], row["urn"], owner))
+        for graph_id, urn in store.read_rows("tags_page_columns", page, plain=True):
+            owner = index.get(urn.rpartition("#")[0], -1)  # identity.column_urn
+            if owner >= 0 and is_asset[owner] == ASSET:  # not of a deleted asset
+                rows.append((graph_id, urn, owner))
         added = piece.add_columns((urn, owner) for _, urn, owner in rows)
         for (graph_id, _, _), i in zip(rows, added, strict=True):
             slot[graph_id] = i
@@ -240,13 +304,19 @@ def load_all(store: GraphStore, piece: LineageSlice) -> None:
     carrying: set[int] = set()  # asset pairs some plain FEEDS edge joins, as src * width + dst
     masked: dict[int, set[str]] = {}
     asset_of, feeds = piece.asset_of, piece.feeds
+    masked_sources: set[int] = set()  # internal ids
     for page in pages:
-        for row in store.read("tags_page_feeds", page, plain=True):
-            src, dst = slot[row["src"]], slot[row["dst"]]
+        for src, dst, only_masked in store.read_rows("tags_page_feeds", page, numbers=True):
+            if only_masked:
+                masked_sources.add(src)
+                continue
+            src, dst = slot[src], slot[dst]
             if src >= 0 and dst >= 0:
                 feeds[src].append(dst)
                 carrying.add(asset_of[src] * width + asset_of[dst])
-        for row in store.read("tags_page_masked_feeds", page):
+    params = [{"ids": ids} for ids in chunks(sorted(masked_sources), _CHUNK)]
+    for rows in store.read_each("tags_masked_feeds_from", params):
+        for row in rows:
             src, dst = slot[row["src"]], slot[row["dst"]]
             if src >= 0 and dst >= 0:
                 piece.add_feed(src, dst, row["masks"] or ("?",))
@@ -254,8 +324,8 @@ def load_all(store: GraphStore, piece: LineageSlice) -> None:
                     row["masks"] or ("?",)
                 )
     for page in pages:
-        for row in store.read("tags_page_flows", page, plain=True):
-            src, dst = slot[row["src"]], slot[row["dst"]]
+        for src, dst in store.read_rows("tags_page_flows", page, numbers=True):
+            src, dst = slot[src], slot[dst]
             if src < 0 or dst < 0:
                 continue
             pair = src * width + dst
@@ -393,9 +463,12 @@ class Propagation:
         """Every edge a tag did not cross, with the reason."""
         names = self.piece.names
         return [
-            TagStop(*self.groups[g], self._origin_target(g, s), names[s], names[d], reason)
+            TagStop(
+                *self.groups[g], self._origin_target(g, s), names[s], names[d],
+                reason or self.piece.masked_reason(s, d),
+            )
             for g, s, d, reason in self.stop_edges
-        ]
+        ]  # fmt: skip
 
     def _origin_target(self, group: int, node: int) -> str:
         return self.origins[group][self.origin_of[group][node]].target
@@ -451,6 +524,7 @@ def propagate(
     preds, origin_ofs = [], []
     stops: list[tuple[int, int, int, str]] = []
     size = len(piece.names)
+    opened = piece.open_flows()
     for g, group in enumerate(groups):
         pred = array("i", [UNREACHED]) * size
         origin_of = array("i", [0]) * size
@@ -461,7 +535,7 @@ def propagate(
                 pred[node] = _ORIGIN
                 origin_of[node] = o
                 queue.append(node)
-        _search(piece, queue, pred, origin_of, blocks.get(group[0], {}), stops, g)
+        _search(piece, queue, pred, origin_of, blocks.get(group[0], {}), stops, g, opened)
         preds.append(pred)
         origin_ofs.append(origin_of)
     origins = [by_group[g] for g in groups]
@@ -476,41 +550,34 @@ def _search(
     blocked: dict[tuple[int, int], str],
     stops: list[tuple[int, int, int, str]],
     group: int,
+    opened: dict[int, list[int]],
 ) -> None:
-    """Breadth-first from the queue's origins; `queue` grows as it is walked."""
+    """Breadth-first from the queue's origins; `queue` grows as it is walked (`opened`: the
+    slice's open_flows). A masked edge's
+    stop is kept with no reason (`masked_reason` gives it when asked: most never are); the
+    loop over a column's edges is the whole derivation's hot spot, so it is kept bare."""
     feeds, flows, asset_of = piece.feeds, piece.flows, piece.asset_of
     for u in queue:
-        if asset_of[u] == ASSET:
-            edges: list[int] = flows[u]
-            column = False
-        else:
-            edges = feeds[u]
-            column = True
-        for v in edges:
-            masked = v < 0
-            if masked:
+        a = asset_of[u]
+        column = a != ASSET
+        for v in feeds[u] if column else flows[u]:
+            if v < 0:
                 v = ~v
-                if column:
-                    why = "masked by " + ", ".join(piece.masked[u, v])
-                else:
-                    masks = piece.linked[u, v]
-                    why = "every column feed masked by " + ", ".join(masks) if masks else ""
-            else:
-                why = ""
-            if not why and blocked:
-                why = blocked.get((u, v)) or blocked.get((-1, v)) or ""
-            if why:
-                stops.append((group, u, v, why))
-            elif pred[v] == UNREACHED:
+                if column or piece.linked[u, v]:  # a masked column feed, or all of an asset's
+                    stops.append((group, u, v, ""))
+                    continue
+            if blocked:
+                why = blocked.get((u, v)) or blocked.get((-1, v))
+                if why:
+                    stops.append((group, u, v, why))
+                    continue
+            if pred[v] == UNREACHED:
                 pred[v] = u
                 origin_of[v] = origin_of[u]
                 queue.append(v)
-        if column and asset_of[u] >= 0:  # to assets fed with no column lineage
-            a = asset_of[u]
-            for b in flows[a]:
-                if b < 0:
-                    continue
-                why = (blocked.get((a, b)) or blocked.get((-1, b)) or "") if blocked else ""
+        if a >= 0 and a in opened:  # to assets its asset feeds with no column lineage
+            for b in opened[a]:
+                why = (blocked.get((a, b)) or blocked.get((-1, b))) if blocked else None
                 if why:
                     stops.append((group, u, b, why))
                 elif pred[b] == UNREACHED:
@@ -522,8 +589,11 @@ def _search(
 # --- Questions ----------------------------------------------------------------------------
 
 
+@gc_pause.paused()
 def derive_all(store: GraphStore, settings: TagSettings) -> Propagation:
-    """Every derived tag in the graph: its whole lineage read, then searched."""
+    """Every derived tag in the graph: its whole lineage read, then searched. The millions of
+    lists it builds hold no cycles: the cycle collector would only re-scan them over and over
+    (see lineagegraph.gc_pause)."""
     facts = all_facts(store, settings)
     piece = LineageSlice()
     load_all(store, piece)
@@ -531,13 +601,16 @@ def derive_all(store: GraphStore, settings: TagSettings) -> Propagation:
 
 
 def derive_at(
-    store: GraphStore, settings: TagSettings, urns: Iterable[tuple[str, str | None]]
+    store: GraphStore,
+    settings: TagSettings,
+    urns: Iterable[tuple[str, str | None]],
+    walked: Walked | None = None,
 ) -> Propagation:
     """The tags of the given nodes (urn, and the asset of a column or None for an asset):
     the slice upstream of them, searched downstream."""
     piece = LineageSlice()
     seeds = [piece.node(urn, asset, column=asset is not None) for urn, asset in urns]
-    load_upstream(store, piece, seeds)
+    load_upstream(store, piece, seeds, walked)
     return propagate(piece, slice_facts(store, settings, piece), settings.levels)
 
 
@@ -557,18 +630,23 @@ class ListedTag:
 
 
 def asset_tags(
-    store: GraphStore, settings: TagSettings, urns: Collection[str]
+    store: GraphStore,
+    settings: TagSettings,
+    urns: Collection[str],
+    walked: Walked | None = None,
 ) -> dict[str, tuple[ListedTag, ...]]:
     """The tags of each asset among `urns` and of its columns, own and derived: one
     derivation over the slice upstream of them all, however many they are (none at all when
-    the graph states no tag and settings tag no prefix: the usual graph costs nothing)."""
+    the graph states no tag and settings tag no prefix: the usual graph costs nothing).
+    `walked`: what an upstream traversal of these assets read (its complete assets among
+    `urns`)."""
     assets = sorted(set(urns))
     if not settings.globs and not store.read("tags_any_fact"):
         return {urn: () for urn in assets}
     seeds: list[tuple[str, str | None]] = [(urn, None) for urn in assets]
     for rows in store.read_each("tags_columns_of", [{"urns": c} for c in chunks(assets, _CHUNK)]):
         seeds += sorted((row["column"], row["asset"]) for row in rows)
-    found = derive_at(store, settings, seeds)
+    found = derive_at(store, settings, seeds, walked)
     listed: dict[str, list[ListedTag]] = {urn: [] for urn in assets}
     for urn, asset in seeds:
         node = found.piece.index[urn]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections import defaultdict
 
-from lineagegraph.render.style import CONTROL, fill, shows_quality, subtitle
+from lineagegraph.render.style import CONTROL, TAGGED, fill, shows_quality, subtitle
 from lineagegraph.render.views import Node, View, by_level, trim
 
 
@@ -53,6 +53,10 @@ def to_mermaid(view: View) -> str:
     if deleted:
         lines.append("  classDef deleted stroke-dasharray:5 5,opacity:0.6")
         lines.append(f"  class {','.join(deleted)} deleted")
+    tagged = [ids[n.urn] for n in view.nodes if n.tags and not n.start]
+    if tagged:  # the start keeps its bold black border; its subtitle names its tags
+        lines.append(f"  classDef tagged stroke:{TAGGED},stroke-width:3px")
+        lines.append(f"  class {','.join(tagged)} tagged")
     return "\n".join(lines)
 
 
@@ -84,7 +88,11 @@ def to_dot(view: View) -> str:
         if node.kind == "Transformation":
             attrs["shape"] = "ellipse"
         attrs["style"] = "rounded,filled" + (",dashed" if node.deleted else "")
-        extra = ", penwidth=3" if node.start else ""
+        if node.tags:
+            attrs["tooltip"] += "\ntags: " + ", ".join(node.tags)
+            if not node.start:
+                attrs["color"] = TAGGED
+        extra = ", penwidth=3" if node.start or node.tags else ""
         body = ", ".join(f"{k}={_dot_text(v)}" for k, v in attrs.items())
         lines.append(f"  {ids[node.urn]} [{body}{extra}];")
     for level, members in sorted(by_level(view.nodes).items()):

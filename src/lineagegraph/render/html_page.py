@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 
-from lineagegraph.render.style import QUALITY_COLOURS, colour, shows_quality
+from lineagegraph.render.style import QUALITY_COLOURS, TAGGED, colour, shows_quality
 from lineagegraph.render.svg import layout, to_svg
 from lineagegraph.render.views import View, trim
 
@@ -30,9 +30,10 @@ td, th {{ border-bottom: 1px solid #e5e5e5; padding: 3px 10px 3px 0; text-align:
 <div class="summary">{summary}</div>
 {note}
 <div class="legend">{legend}<span>── flows to</span><span>- - - reads, or indirect</span>
-<span>bold border: the start</span></div>
+<span>bold border: the start</span>{tagged}</div>
 <div class="canvas" dir="{side}">{svg}</div>
-<table><thead><tr><th>level</th><th>system</th><th>kind</th><th>quality</th><th>urn</th></tr>
+<table><thead><tr><th>level</th><th>system</th><th>kind</th><th>quality</th><th>urn</th>
+<th>tags</th></tr>
 </thead>
 <tbody>{rows}</tbody></table>
 </body></html>
@@ -56,15 +57,19 @@ def to_html(view: View) -> str:
     rows = "".join(
         f"<tr><td>{n.level}</td><td>{e(n.system or '?')}</td><td>{e(n.kind)}"
         f"{' (deleted)' if n.deleted else ''}</td><td>{e(n.quality or '')}</td>"
-        f"<td>{e(n.urn)}</td></tr>"
+        f"<td>{e(n.urn)}</td><td>{e(', '.join(n.tags))}</td></tr>"
         for n in sorted(view.nodes, key=lambda n: (n.level, n.urn))
     )
     summary = f"{len(view.nodes)} node(s), {len(view.edges)} edge(s)"
+    tagged = any(n.tags for n in shown.nodes)
     return _PAGE.format(
         title=e(view.title),
         summary=summary,
         note=f'<p class="note">{e(shown.note)}</p>' if shown.note else "",
         legend=legend,
+        tagged=f'<span style="color:{TAGGED}">red border: carries a classification</span>'
+        if tagged
+        else "",
         svg=to_svg(shown),
         side=_scroll_side(shown),
         rows=rows,

@@ -28,6 +28,7 @@ QUALITY_COLOURS = {
 
 
 UNTAGGED = "#f3f4f6"  # near white: an asset with no classification when colouring by tag
+TAGGED = "#b91c1c"  # dark red: the border of an asset that carries a classification
 
 
 def shows_quality(view: View) -> bool:
@@ -67,7 +68,13 @@ def subtitle(node: Node) -> str:
         return node.detail
     deleted = " · deleted" if node.deleted else ""
     quality = f" · {node.quality}" if node.quality and node.quality != "unknown" else ""
-    return f"{node.system or '?'} · {node.kind}{quality}{deleted}"
+    return f"{node.system or '?'} · {node.kind}{quality}{deleted}{tag_note(node)}"
+
+
+def tag_note(node: Node) -> str:
+    """The classifications a node carries, as its subtitle ends: every picture (and a reader
+    of Mermaid or DOT text) sees which assets hold tagged data without colouring by tag."""
+    return f" · tags {', '.join(node.tags)}" if node.tags else ""
 
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -6,7 +6,7 @@ import html
 from collections import defaultdict
 from collections.abc import Sequence
 
-from lineagegraph.render.style import CONTROL, colour, fill, shows_quality, subtitle
+from lineagegraph.render.style import CONTROL, TAGGED, colour, fill, shows_quality, subtitle
 from lineagegraph.render.views import Node, View, by_level, short, trim
 
 NODE_W, NODE_H, GAP_X, GAP_Y, MARGIN = 230, 46, 70, 16, 24
@@ -106,7 +106,9 @@ def node_box(
     inside, stroke = fill(node, by_quality, by_tag), "#333"
     if node.kind == "Transformation":  # jobs drawn hollow, so the assets stand out
         inside, stroke = "#ffffff", colour(node.system)
-    width = 3 if node.start or node.kind == "Transformation" else 1
+    width = 3 if node.start or node.kind == "Transformation" or node.tags else 1
+    if node.tags:
+        stroke = TAGGED
     stroke = "#111" if node.start else stroke
     dash = ' stroke-dasharray="5 3" opacity="0.6"' if node.deleted else ""
     radius = 23 if node.kind == "Transformation" else 7

@@ -3,7 +3,9 @@
 - Every object in `objects_modified` FLOWS_TO from every object in `direct_objects_accessed`
   (direct, not base, so a view stays on the path); the writer drops self edges.
 - Each modified column FEEDS from its `directSources`, masked (`masked_by`) when the query text
-  computes it from that source only through masking functions (harvest/snowflake/masking.py).
+  computes it from that source only through masking functions (harvest/snowflake/masking.py),
+  or when `policies_referenced` names a masking policy on that source column (the query read
+  it masked; `masking policy DB.SCHEMA.NAME`), unless settings list the policy as unmasking.
   A COPY from a stage has none for the file side: with MATCH_BY_COLUMN_NAME, each target
   column FEEDS from the column of the same name (exactly, or ignoring case) that the graph
   already knows for the stage's dataset (the Spark listener writes a dataset's output columns).
@@ -44,7 +46,7 @@ from lineagegraph.identity import (
     system_of,
 )
 from lineagegraph.jsonlines import BadText, parse_json
-from lineagegraph.masking import DEFAULT_NAMES
+from lineagegraph.masking import DEFAULT_NAMES, along
 from lineagegraph.model import (
     Asset,
     AssetKind,
@@ -85,7 +87,12 @@ _MATCH_BY_NAME = re.compile(
 # The column names the graph knows for an asset urn (a dataset's, written by Spark).
 ColumnNames = Callable[[str], Sequence[str]]
 
-_VARIANT_ARRAYS = ("DIRECT_OBJECTS_ACCESSED", "BASE_OBJECTS_ACCESSED", "OBJECTS_MODIFIED")
+_VARIANT_ARRAYS = (
+    "DIRECT_OBJECTS_ACCESSED",
+    "BASE_OBJECTS_ACCESSED",
+    "OBJECTS_MODIFIED",
+    "POLICIES_REFERENCED",
+)
 _NAME_CACHE_LIMIT = 200_000
 _SHAPE_CACHE_LIMIT = 5_000  # converted rows kept: a few values each
 
@@ -118,6 +125,7 @@ class AccessRecord:
     database: str | None
     schema: str | None
     query_text: str | None
+    policies: list[Any] = field(default_factory=list)  # policies_referenced
 
 
 def parse_row(row: Sequence[Any]) -> AccessRecord:
@@ -161,6 +169,7 @@ def parse_row(row: Sequence[Any]) -> AccessRecord:
         database=values["DATABASE_NAME"],
         schema=values["SCHEMA_NAME"],
         query_text=values["QUERY_TEXT"],
+        policies=parsed["POLICIES_REFERENCED"],
     )
 
 
@@ -180,6 +189,7 @@ class RowConverter:
     counts: Counter[str] = field(default_factory=Counter)
     known_columns: ColumnNames | None = None
     masking: frozenset[str] = DEFAULT_NAMES
+    unmasking_policies: frozenset[str] = frozenset()  # upper case
     _dataset_columns: dict[str, Sequence[str]] = field(default_factory=dict)
     _table_urns: dict[str, str] = field(default_factory=dict)
     _names: dict[str, tuple[str, str]] = field(default_factory=dict)
@@ -253,6 +263,7 @@ class _RowContext:
         self.out: list[Output] = []
         self._assets: set[str] = set()
         self._masks: Masks | None = None
+        self._policies: dict[tuple[str, str], tuple[str, ...]] | None = None
 
     def outputs(self) -> list[Output]:
         r, counts = self.r, self.c.counts
@@ -414,7 +425,36 @@ class _RowContext:
             }
             self._masks = query_masks(text, self.c.masking, read) if text else {}
         pair = (table_name(str(source["objectName"])), str(source["columnName"]).lower())
-        return self._masks.get(column.lower(), {}).get(pair, ())
+        masks = self._masks.get(column.lower(), {}).get(pair, ())
+        read = (str(source["objectName"]).upper(), str(source["columnName"]).upper())
+        return along(masks, self._masking_policies().get(read, ()))
+
+    def _masking_policies(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """(object, column), upper case -> `masking policy NAME` of each masking policy the
+        query read the column through (policies_referenced: a column's policies nest under it;
+        row access policies sit on the object and mask nothing)."""
+        if self._policies is None:
+            self._policies = {}
+            for entry in self.r.policies:
+                columns = entry.get("columns")
+                name = entry.get("objectName")
+                if not isinstance(columns, list) or not isinstance(name, str):
+                    continue
+                for column in columns:
+                    if not isinstance(column, dict) or not isinstance(column.get("policies"), list):
+                        continue
+                    found = tuple(
+                        f"masking policy {p['policyName']}"
+                        for p in column["policies"]
+                        if isinstance(p, dict)
+                        and p.get("policyKind") == "MASKING_POLICY"
+                        and isinstance(p.get("policyName"), str)
+                        and p["policyName"].upper() not in self.c.unmasking_policies
+                    )
+                    if found:
+                        key = (name.upper(), str(column.get("columnName")).upper())
+                        self._policies[key] = found
+        return self._policies
 
     def _source_column(self, source: dict[str, Any], where: str) -> str | None:
         """The column urn of a directSources / baseSources entry naming a table-like object."""

@@ -257,6 +257,7 @@ def harvest(
             run.counts,
             known_columns(store),
             settings.masking.names,
+            frozenset(p.upper() for p in cfg.unmasking_policies),
         )
         windows = _access_history_windows(session, cfg, start)
         newest = write_windows(windows, converter, writer, report, progress)

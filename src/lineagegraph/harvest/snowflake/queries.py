@@ -37,7 +37,8 @@ SELECT
     qh.database_name AS "DATABASE_NAME",
     qh.schema_name AS "SCHEMA_NAME",
     IFF(CONTAINS(qh.query_text, '@') OR ARRAY_SIZE(ah.objects_modified) > 0,
-        qh.query_text, NULL) AS "QUERY_TEXT"
+        qh.query_text, NULL) AS "QUERY_TEXT",
+    ah.policies_referenced AS "POLICIES_REFERENCED"
 FROM SNOWFLAKE.ACCOUNT_USAGE.ACCESS_HISTORY AS ah
 LEFT JOIN SNOWFLAKE.ACCOUNT_USAGE.QUERY_HISTORY AS qh
     ON qh.query_id = ah.query_id
@@ -60,6 +61,7 @@ ACCESS_HISTORY_COLUMNS = (
     "DATABASE_NAME",
     "SCHEMA_NAME",
     "QUERY_TEXT",
+    "POLICIES_REFERENCED",
 )
 
 # The upstreams of views and external tables. Latency is up to 3 hours, and the view keeps

@@ -78,6 +78,13 @@ class SnowflakeSettings(Section):
         description="Key of a Snowflake tag: 'name' (the tag's name in lower case, so PII "
         "matches dbt's and by-hand pii) or 'qualified' (DB.SCHEMA.NAME as stored).",
     )
+    unmasking_policies: list[str] = Field(
+        default_factory=list,
+        description="Masking policies (DB.SCHEMA.NAME) that show the harvested queries' roles "
+        "the plain value: a column read through one of them is a plain copy. A column read "
+        "through any other masking policy in ACCESS_HISTORY's policies_referenced is masked, "
+        "and classifications stop there.",
+    )
     login_timeout: int = Field(60, ge=1, le=3600, description="Seconds to wait for a login.")
     host: str | None = Field(
         None, description="Server host, for private links or a test server; unset = derived."
