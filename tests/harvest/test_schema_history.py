@@ -309,3 +309,53 @@ def test_snowflake_columns_date_a_drop_by_deleted(
     assert alert.subject == snowflake_urn_of(orders) and alert.severity == "critical"
     assert alert.since == dropped
     assert alert.cause.endswith(f"-AMOUNT; feeds {snowflake_urn_of(daily)}#TOTAL")
+
+
+def test_diff_and_history_show_schema_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lineagegraph diff` lists orders' day-2 schema change in every format, only in a window
+    that holds it; `lineagegraph history` puts it on orders' timeline."""
+    for name in list(os.environ):
+        if name.startswith("LINEAGEGRAPH_"):
+            monkeypatch.delenv(name)
+    events = tmp_path / "events.jsonl"
+    emit(events, [1, 2])
+    runner = CliRunner()
+
+    def run(*args: str) -> str:
+        result = runner.invoke(cli, ["--data-dir", str(tmp_path / "store"), *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("harvest", "openlineage", str(events))
+    window = ("diff", "--since", "2024-03-02", "--until", "2024-03-03")
+    answer = json.loads(run(*window, "--format", "json"))
+    assert [(c["what"], c["urn"]) for c in answer["added"]] == [("Column", f"{ORDERS}#region")]
+    (change,) = answer["schemas"]
+    assert (change["asset"], change["source"], change["at"], change["breaking"]) == (
+        ORDERS, "openlineage", day(2), True,
+    )  # fmt: skip
+    assert change["dropped"] == [{"name": "amount", "type": "decimal(10,2)"}]
+    assert change["retyped"] == [{"name": "id", "from": "int", "to": "bigint"}]
+    assert change["added"] == [{"name": "region", "type": "text"}]
+    table = run(*window)
+    assert table.splitlines()[0] == (
+        "1 added, 0 removed, 1 schema change(s) between 2024-03-02 00:00:00Z and "
+        "2024-03-03 00:00:00Z"
+    )
+    summary = "+region text, -amount, id: int -> bigint"
+    assert "breaking" in table and summary in table
+    assert f"{ORDERS} (openlineage): breaking: {summary}" in run(*window, "--format", "tree")
+    for fmt in ("mermaid", "dot", "html"):
+        assert "-amount" in run(*window, "--format", fmt)
+    # day 1's versions are no change; a window around the mart reaches orders (1 hop)
+    assert json.loads(run("diff", "--since", "2024-03-03", "--format", "json"))["schemas"] == []
+    around = json.loads(run(*window, DAILY, "--depth", "1", "--format", "json"))
+    assert [c["asset"] for c in around["schemas"]] == [ORDERS]
+
+    timeline = json.loads(run("history", ORDERS, "--format", "json"))["events"]
+    assert {
+        "at": day(2), "subject": ORDERS, "what": "schema changed (openlineage)",
+        "other": f"breaking: {summary}",
+    } in timeline  # fmt: skip

@@ -22,7 +22,7 @@ from lineagegraph.output import time_text
 from lineagegraph.questions.lineage import MAX_DEPTH
 from lineagegraph.questions.quality import BLOCKING
 from lineagegraph.questions.status import coverage_shares
-from lineagegraph.schemas import Version, changes, fields_of
+from lineagegraph.schemas import changes_by_asset
 from lineagegraph.values.globs import glob_regex
 
 HOUR_MS = 3_600_000
@@ -305,15 +305,9 @@ def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Ale
     if not settings.schema_change_hours:
         return []
     since = now - int(settings.schema_change_hours * HOUR_MS)
-    by_asset: dict[str, dict[str, list[Version]]] = {}
-    for row in store.read("alerts_schema_changed", {"since": since}):
-        version = Version(row["at"], row["last"], row["hash"], fields_of(row["fields"]))
-        by_asset.setdefault(row["asset"], {}).setdefault(row["source"], []).append(version)
-    found = {
-        urn: [c for source, vs in sources.items() for c in changes(source, vs) if c.at >= since]
-        for urn, sources in sorted(by_asset.items())
-    }
-    found = {urn: sorted(cs, key=lambda c: (c.at, c.source)) for urn, cs in found.items() if cs}
+    rows = store.read("alerts_schema_changed", {"since": since})
+    found = {urn: [c for c in cs if c.at >= since] for urn, cs in changes_by_asset(rows).items()}
+    found = {urn: cs for urn, cs in found.items() if cs}
     asked = [
         {"asset": urn, "columns": sorted({c for x in cs for c in x.broken})}
         for urn, cs in found.items()

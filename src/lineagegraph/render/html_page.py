@@ -74,8 +74,11 @@ def to_html(view: View) -> str:
 def _scroll_side(view: View) -> str:
     """`rtl` when the start is nearer the picture's right end (an upstream answer): a wide
     picture then opens scrolled to its right end, the start in sight, instead of cutting it
-    off; `ltr` otherwise. Plain CSS (a right-to-left scroll box), so the page needs no script."""
+    off; `ltr` otherwise (also with no start, as a diff's picture has). Plain CSS (a
+    right-to-left scroll box), so the page needs no script."""
     pos = layout(view)
     left = [x for x, _ in pos.values()]
-    start = next(pos[n.urn][0] for n in view.nodes if n.start)
+    start = next((pos[n.urn][0] for n in view.nodes if n.start), None)
+    if start is None:
+        return "ltr"
     return "rtl" if start - min(left) > max(left) - start else "ltr"
