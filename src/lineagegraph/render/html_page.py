@@ -56,7 +56,7 @@ def to_html(view: View) -> str:
     rows = "".join(
         f"<tr><td>{n.level}</td><td>{e(n.system or '?')}</td><td>{e(n.kind)}"
         f"{' (deleted)' if n.deleted else ''}</td><td>{e(n.quality or '')}</td>"
-        f"<td>{e(n.urn)}</td></tr>"
+        f"<td>{e(n.urn)}{f'<br><small>{e(n.detail)}</small>' if n.detail else ''}</td></tr>"
         for n in sorted(view.nodes, key=lambda n: (n.level, n.urn))
     )
     summary = f"{len(view.nodes)} node(s), {len(view.edges)} edge(s)"
