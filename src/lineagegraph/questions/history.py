@@ -149,7 +149,7 @@ def edge_held(first_seen: int | None, stopped: Sequence[int] | None,
     return sum(s <= at for s in stopped or ()) == sum(r <= at for r in resumed or ())
 
 
-def _when(times: Iterable[int | None], since: int, until: int) -> int:
+def changed_at(times: Iterable[int | None], since: int, until: int) -> int:
     """The last of `times` within (since, until]: when the change happened."""
     return max((t for t in times if t is not None and since < t <= until), default=until)
 
@@ -180,7 +180,7 @@ def diff(
                 deleted = [*(row["deleted"] or ()), row["deleted_at"]]
                 times = deleted if before else [row["first_seen"], *(row["restored"] or ())]
                 changes.append(Change("added" if after else "removed", what, row["urn"],
-                                      _when(times, since, until), kind=row["kind"],
+                                      changed_at(times, since, until), kind=row["kind"],
                                       system=row["system"]))  # fmt: skip
     for row in store.read("history_changed_edges", window):
         if around is not None and not ({_asset_of(row["src"]), _asset_of(row["dst"])} & around):
@@ -191,7 +191,7 @@ def diff(
             starts = [row["first_seen"], *(row["resumed"] or ())]
             times = (row["stopped"] or ()) if before else starts
             changes.append(Change("added" if after else "removed", row["kind"], row["src"],
-                                  _when(times, since, until), to=row["dst"],
+                                  changed_at(times, since, until), to=row["dst"],
                                   via=tuple(row["via"])))  # fmt: skip
     order = {"Asset": 0, "Column": 1, **{k: 2 + i for i, k in enumerate(EDGE_KINDS)}}
     changes.sort(key=lambda c: (c.change, order[c.what], c.urn, c.to or ""))
