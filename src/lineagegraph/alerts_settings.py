@@ -15,7 +15,7 @@ Severity = Literal["info", "warning", "critical"]
 SEVERITIES: tuple[Severity, ...] = ("info", "warning", "critical")
 RULES = (
     "freshness", "run_unfinished", "run_failed", "harvest_failing", "coverage", "quality",
-    "schema_change",
+    "schema_change", "upstream_drift",
 )  # fmt: skip
 
 
@@ -79,11 +79,20 @@ class AlertSettings(Section):
         "(breaking) when a dropped or retyped column feeds a column downstream or is read (0: "
         "no such rule).",
     )
+    upstream_drift_hours: float = Field(
+        24.0,
+        ge=0,
+        le=100_000,
+        description="Alert on an asset whose set of upstream assets (the assets flowing into "
+        "it) changed within this many hours: an upstream started or stopped flowing into it, "
+        "by the lineage edges' history (0: no such rule).",
+    )
     severity: dict[str, Severity] = Field(
         default_factory=dict,
         description="Severity per rule, over the defaults (freshness, run_unfinished, "
-        "harvest_failing, coverage and schema_change: warning; run_failed and quality: "
-        "critical), e.g. {freshness = 'critical'}. A breaking schema change is critical.",
+        "harvest_failing, coverage, schema_change and upstream_drift: warning; run_failed and "
+        "quality: critical), e.g. {freshness = 'critical'}. A breaking schema change is "
+        "critical.",
     )
     owners: dict[str, str] = Field(
         default_factory=dict,

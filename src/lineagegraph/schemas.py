@@ -17,8 +17,9 @@ import bisect
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 Fields = tuple[tuple[str, str | None], ...]  # (column, type) in the order the source lists
 
@@ -191,3 +192,24 @@ def changes(source: str, versions: Sequence[Version]) -> list[Change]:
             )
         )
     return out
+
+
+def version_of(row: Mapping[str, Any]) -> Version:
+    """A version as a schema statement returns it (at, last, hash, fields)."""
+    return Version(row["at"], row["last"], row["hash"], fields_of(row["fields"]))
+
+
+def changes_by_asset(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[Change]]:
+    """Each asset's changes, oldest first, from the rows of a statement that returns every
+    version (asset, source, at, last, hash, fields) of each asset it names, each source's oldest
+    first: a change needs the version before it, whenever that was reported."""
+    by_asset: dict[str, dict[str, list[Version]]] = {}
+    for row in rows:
+        by_asset.setdefault(row["asset"], {}).setdefault(row["source"], []).append(version_of(row))
+    return {
+        urn: sorted(
+            (c for source, vs in sources.items() for c in changes(source, vs)),
+            key=lambda c: (c.at, c.source),
+        )
+        for urn, sources in sorted(by_asset.items())
+    }

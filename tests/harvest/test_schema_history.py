@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from openlineage_fixtures import event_by_event
 from snowflake_fixtures import (
     NOW,
@@ -162,10 +163,8 @@ def test_a_dropped_column_that_feeds_downstream_is_a_breaking_change(
     assert [a for a in later if a.rule == "schema_change"] == []
 
 
-def test_schema_history_command_prints_every_format(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`lineagegraph schema-history` after a harvest by the CLI, in each format."""
+def harvested_by_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Result]:
+    """Days 1 and 2 harvested by `lineagegraph harvest openlineage`; runs the CLI on them."""
     for name in list(os.environ):
         if name.startswith("LINEAGEGRAPH_"):
             monkeypatch.delenv(name)
@@ -173,10 +172,18 @@ def test_schema_history_command_prints_every_format(
     emit(events, [1, 2])
     runner = CliRunner()
 
-    def run(*args: str) -> Any:
+    def run(*args: str) -> Result:
         return runner.invoke(cli, ["--data-dir", str(tmp_path / "store"), *args])
 
     assert run("harvest", "openlineage", str(events)).exit_code == 0
+    return run
+
+
+def test_schema_history_command_prints_every_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lineagegraph schema-history` after a harvest by the CLI, in each format."""
+    run = harvested_by_cli(tmp_path, monkeypatch)
     for fmt in FORMATS:
         result = run("schema-history", ORDERS, "--format", fmt)
         assert result.exit_code == 0, result.output
@@ -309,3 +316,47 @@ def test_snowflake_columns_date_a_drop_by_deleted(
     assert alert.subject == snowflake_urn_of(orders) and alert.severity == "critical"
     assert alert.since == dropped
     assert alert.cause.endswith(f"-AMOUNT; feeds {snowflake_urn_of(daily)}#TOTAL")
+
+
+def test_diff_and_history_show_schema_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lineagegraph diff` lists orders' day-2 schema change in every format, only in a window
+    that holds it; `lineagegraph history` puts it on orders' timeline."""
+    cli_run = harvested_by_cli(tmp_path, monkeypatch)
+
+    def run(*args: str) -> str:
+        result = cli_run(*args)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    window = ("diff", "--since", "2024-03-02", "--until", "2024-03-03")
+    answer = json.loads(run(*window, "--format", "json"))
+    assert [(c["what"], c["urn"]) for c in answer["added"]] == [("Column", f"{ORDERS}#region")]
+    (change,) = answer["schemas"]
+    assert (change["asset"], change["source"], change["at"], change["breaking"]) == (
+        ORDERS, "openlineage", day(2), True,
+    )  # fmt: skip
+    assert change["dropped"] == [{"name": "amount", "type": "decimal(10,2)"}]
+    assert change["retyped"] == [{"name": "id", "from": "int", "to": "bigint"}]
+    assert change["added"] == [{"name": "region", "type": "text"}]
+    table = run(*window)
+    assert table.splitlines()[0] == (
+        "1 added, 0 removed, 1 schema change(s) between 2024-03-02 00:00:00Z and "
+        "2024-03-03 00:00:00Z"
+    )
+    summary = "+region text, -amount, id: int -> bigint"
+    assert "breaking" in table and summary in table
+    assert f"{ORDERS} (openlineage): breaking: {summary}" in run(*window, "--format", "tree")
+    for fmt in ("mermaid", "dot", "html"):
+        assert "-amount" in run(*window, "--format", fmt)
+    # day 1's versions are no change; a window around the mart reaches orders (1 hop)
+    assert json.loads(run("diff", "--since", "2024-03-03", "--format", "json"))["schemas"] == []
+    around = json.loads(run(*window, DAILY, "--depth", "1", "--format", "json"))
+    assert [c["asset"] for c in around["schemas"]] == [ORDERS]
+
+    timeline = json.loads(run("history", ORDERS, "--format", "json"))["events"]
+    assert {
+        "at": day(2), "subject": ORDERS, "what": "schema changed (openlineage)",
+        "other": f"breaking: {summary}",
+    } in timeline  # fmt: skip

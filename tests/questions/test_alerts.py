@@ -123,12 +123,20 @@ def test_quality_folds_along_lineage_and_counts_severity(store: GraphStore) -> N
     assert at_least(alerts, "warning") == alerts and at_least(alerts, "critical") == []
 
 
-def event(kind: str, job: str, run: str, hour: float, outputs: tuple[str, ...] = ()) -> str:
+def event(
+    kind: str,
+    job: str,
+    run: str,
+    hour: float,
+    outputs: tuple[str, ...] = (),
+    inputs: tuple[str, ...] = (),
+) -> str:
     at = datetime.fromtimestamp((T0 + hour * HOUR_MS) / 1000, UTC).isoformat()
     return json.dumps({
         "eventType": kind, "eventTime": at, "run": {"runId": run},
         "job": {"namespace": "airflow", "name": job},
-        "inputs": [], "outputs": [{"namespace": "s3://out", "name": o} for o in outputs],
+        "inputs": [{"namespace": "s3://out", "name": i} for i in inputs],
+        "outputs": [{"namespace": "s3://out", "name": o} for o in outputs],
         "producer": "https://example.com/test", "schemaURL": "https://example.com/schema",
     })  # fmt: skip
 
@@ -231,3 +239,42 @@ def test_schema_changes_are_breaking_only_where_something_reads_the_column(
         events: "critical",
         orders: "info",
     }
+
+
+def test_upstream_drift_names_what_started_and_stopped_flowing_in(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """`load` writes daily from a and b, then (hour 30) from a and c: daily's upstream set
+    changed; report, below daily, is its blast radius. When b comes back and c goes (hour 32),
+    daily's upstreams at the window's two ends are the same again: no alert."""
+    daily, report = "s3://out/daily", "s3://out/report"
+    load = "openlineage://airflow/load"
+
+    def runs(name: str, hour: float, inputs: tuple[str, ...]) -> None:
+        lines = [
+            event("COMPLETE", "load", f"l{hour}", hour, ("daily",), inputs),
+            event("COMPLETE", "report", f"r{hour}", hour, ("report",), ("daily",)),
+        ]
+        (tmp_path / name).write_text("\n".join(lines) + "\n")
+        harvest_openlineage(store, tmp_path / name)
+
+    runs("h0.jsonl", 0, ("a", "b"))
+    runs("h30.jsonl", 30, ("a", "c"))
+    settings = AlertSettings(learn_freshness=False, owners={"s3://out/report": "bi@acme"})
+    alerts = evaluate(store, settings, T0 + 31 * HOUR_MS)
+    assert [(a.rule, a.key, a.severity, a.since) for a in alerts] == [
+        ("upstream_drift", f"upstream_drift:{daily}", "warning", T0 + 30 * HOUR_MS)
+    ]
+    assert alerts[0].cause == (
+        f"its upstream assets changed: added: s3://out/c via {load}; removed: s3://out/b via {load}"
+    )
+    assert (alerts[0].blast.assets, alerts[0].blast.names, alerts[0].blast.owners) == (
+        1, (report,), ("bi@acme",),
+    )  # fmt: skip
+    # the change is older than the window, or the rule is off: nothing
+    assert evaluate(store, AlertSettings(upstream_drift_hours=0.5), T0 + 31 * HOUR_MS) == []
+    assert evaluate(store, AlertSettings(upstream_drift_hours=0), T0 + 31 * HOUR_MS) == []
+    runs("h32.jsonl", 32, ("a", "b"))
+    assert evaluate(store, settings, T0 + 33 * HOUR_MS) == []
+    (both,) = evaluate(store, AlertSettings(upstream_drift_hours=1.5), T0 + 33 * HOUR_MS)
+    assert both.cause.endswith(f"added: s3://out/b via {load}; removed: s3://out/c via {load}")

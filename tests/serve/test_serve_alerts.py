@@ -55,8 +55,9 @@ def test_serve_notifies_once_and_counts_alerts_firing(tmp_path: Path) -> None:
             firing = samples(server, "lineagegraph_alerts_firing")
             assert firing[(("rule", "freshness"), ("severity", "warning"))] == 1
             assert firing[(("rule", "quality"), ("severity", "critical"))] == 0
-            # every rule once, schema_change also at critical: a fixed set of label values
-            assert len(firing) == 8
+            # every rule (8) once, schema_change also at critical: a fixed set of label values
+            assert len(firing) == 9
+            assert firing[(("rule", "upstream_drift"), ("severity", "warning"))] == 0
             assert firing[(("rule", "schema_change"), ("severity", "critical"))] == 0
             waiting = samples(server, "lineagegraph_alert_notifications_waiting")
             assert waiting == {(("receiver", "webhook"),): 0}

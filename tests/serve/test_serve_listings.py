@@ -256,5 +256,17 @@ def test_dataset_versions_a_version_per_schema_change(server: Server) -> None:
     found = get(server, "s3://b", "datasets", "sales/orders").json()
     assert [(f["name"], f["type"]) for f in found["fields"]] == [("amount", None), ("id", "long")]
     assert found["currentVersion"] == newest["version"]
+    # as of a time between the two versions: the first only, and it is the dataset's current
+    then = "2024-05-01T12:00:00Z"
+    old = get(server, "s3://b", "datasets", "sales/orders", "versions", asOf=then).json()
+    assert old == {"totalCount": 1, "versions": [first]}
+    found = get(server, "s3://b", "datasets", "sales/orders", asOf=then).json()
+    assert [(f["name"], f["type"]) for f in found["fields"]] == [
+        ("amount", "double"),
+        ("id", "long"),
+    ]
+    assert found["currentVersion"] == first["version"]
+    bad = get(server, "s3://b", "datasets", "sales/orders", "versions", asOf="someday")
+    assert bad.status_code == 400 and bad.json()["reason"].startswith("asOf")
     # an unknown dataset is a 404
     assert get(server, "s3://b", "datasets", "sales/nope", "versions").status_code == 404

@@ -45,10 +45,12 @@ def alerts_command(
     The rules: freshness (an asset not written within its window, set per asset glob or
     learned from its writes), harvest failing (a source's harvests failed since its last
     success), coverage (a system's share of tables and datasets with lineage under its
-    minimum), quality (a failing data-quality check) and schema change (an asset something
+    minimum), quality (a failing data-quality check), schema change (an asset something
     reads changed its columns within [alerts] schema_change_hours; critical when a dropped or
-    retyped column is read downstream, which it names). An alert below another firing alert
-    of the same rule is folded into it, which names it. Each alert tells what it reaches
+    retyped column is read downstream, which it names) and upstream drift (the assets flowing
+    into an asset changed within [alerts] upstream_drift_hours; it names what started and
+    stopped). A freshness or quality alert below another firing alert of the same rule is
+    folded into it, which names it. Each alert tells what it reaches
     downstream (its blast radius).
 
     An alert notifies the receivers of [alerts] (Alertmanager, a webhook, Slack, PagerDuty)

@@ -48,8 +48,8 @@ def diff(
     fmt: str,
 ) -> None:
     """What changed in the lineage between --since and --until: the assets, columns and lineage
-    edges (FLOWS_TO, FEEDS, READS_FROM, WRITES_TO) added and removed, in the whole graph or
-    within --depth hops of NAME.
+    edges (FLOWS_TO, FEEDS, READS_FROM, WRITES_TO) added and removed, and the schema changes
+    (columns added, dropped, retyped), in the whole graph or within --depth hops of NAME.
 
     NAME is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table).
     The graph at --since is compared with the graph at --until: what came
@@ -75,7 +75,8 @@ def diff(
 @pass_app
 def history_command(app: App, name: str, output: Path | None, fmt: str) -> None:
     """The timeline of NAME: when it was first seen, deleted and back, when each of its columns
-    was first seen, and when each of its lineage edges started, stopped and resumed.
+    was first seen, when each of its lineage edges started, stopped and resumed, and when its
+    schema changed.
 
     NAME is a urn, an S3 path (s3a://bucket/prefix/) or a Snowflake name (db.schema.table).
 

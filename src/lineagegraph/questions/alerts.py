@@ -19,10 +19,11 @@ from typing import Any, Protocol
 from lineagegraph.alerts_settings import SEVERITIES, AlertSettings
 from lineagegraph.graph.store import chunks
 from lineagegraph.output import time_text
+from lineagegraph.questions.history import changed_at, edge_held
 from lineagegraph.questions.lineage import MAX_DEPTH
 from lineagegraph.questions.quality import BLOCKING
 from lineagegraph.questions.status import coverage_shares
-from lineagegraph.schemas import Version, changes, fields_of
+from lineagegraph.schemas import changes_by_asset
 from lineagegraph.values.globs import glob_regex
 
 HOUR_MS = 3_600_000
@@ -35,6 +36,7 @@ DEFAULT_SEVERITY = {
     "coverage": "warning",
     "quality": "critical",
     "schema_change": "warning",
+    "upstream_drift": "warning",
 }
 BREAKING = "critical"  # a schema change that drops or retypes a column something reads
 ALSO_SEVERITIES = {"schema_change": (BREAKING,)}
@@ -112,6 +114,7 @@ def evaluate(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
         *_coverage(store, settings, now),
         *(_quality(store) if settings.quality else ()),
         *_schema_changes(store, settings, now),
+        *_upstream_drift(store, settings, now),
     ]
     severity = DEFAULT_SEVERITY | settings.severity
     found = [replace(a, severity=a.severity or severity[a.rule]) for a in found]
@@ -305,15 +308,9 @@ def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Ale
     if not settings.schema_change_hours:
         return []
     since = now - int(settings.schema_change_hours * HOUR_MS)
-    by_asset: dict[str, dict[str, list[Version]]] = {}
-    for row in store.read("alerts_schema_changed", {"since": since}):
-        version = Version(row["at"], row["last"], row["hash"], fields_of(row["fields"]))
-        by_asset.setdefault(row["asset"], {}).setdefault(row["source"], []).append(version)
-    found = {
-        urn: [c for source, vs in sources.items() for c in changes(source, vs) if c.at >= since]
-        for urn, sources in sorted(by_asset.items())
-    }
-    found = {urn: sorted(cs, key=lambda c: (c.at, c.source)) for urn, cs in found.items() if cs}
+    rows = store.read("alerts_schema_changed", {"since": since})
+    found = {urn: [c for c in cs if c.at >= since] for urn, cs in changes_by_asset(rows).items()}
+    found = {urn: cs for urn, cs in found.items() if cs}
     asked = [
         {"asset": urn, "columns": sorted({c for x in cs for c in x.broken})}
         for urn, cs in found.items()
@@ -347,6 +344,49 @@ def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Ale
                 asset=urn,
                 since=found_changes[0].at,
                 cause=cause,
+                blast=_blast(store, settings, [urn], sorted(below, key=lambda u: (below[u], u))),
+            )
+        )
+    return alerts
+
+
+def _upstream_drift(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
+    """Present assets, there at the window's start, whose set of upstream assets (the assets
+    with a FLOWS_TO into them) differs between the window's start and now: an upstream that
+    started, stopped or came back flowing into it (its edge's history, docs/history.md),
+    compared at both ends, so one that stopped and came back within the window is no change.
+    Not folded: drift upstream does not explain drift below."""
+    if not settings.upstream_drift_hours:
+        return []
+    since = now - int(settings.upstream_drift_hours * HOUR_MS)
+    by_asset: dict[str, list[tuple[str, str, int]]] = {}  # asset -> (added/removed, urn, at)
+    for row in store.read("alerts_upstream_drift", {"since": since, "until": now}):
+        spans = (row["first_seen"], row["stopped"], row["resumed"])
+        before, after = edge_held(*spans, since), edge_held(*spans, now)
+        if before == after:
+            continue
+        times = (row["stopped"] or ()) if before else [row["first_seen"], *(row["resumed"] or ())]
+        via = f" via {', '.join(row['via'])}" if row["via"] else ""
+        change = ("added" if after else "removed", f"{row['upstream']}{via}")
+        by_asset.setdefault(row["asset"], []).append((*change, changed_at(times, since, now)))
+    alerts = []
+    for urn, found in sorted(by_asset.items()):
+        parts = [
+            f"{name}: " + ", ".join(what for kind, what, _ in found if kind == name)
+            for name in ("added", "removed")
+            if any(kind == name for kind, _, _ in found)
+        ]
+        below = downstream_of(store, [urn])
+        below.pop(urn, None)
+        alerts.append(
+            Alert(
+                rule="upstream_drift",
+                key=f"upstream_drift:{urn}",
+                severity="",
+                subject=urn,
+                asset=urn,
+                since=min(at for _, _, at in found),
+                cause=f"its upstream assets changed: {'; '.join(parts)}",
                 blast=_blast(store, settings, [urn], sorted(below, key=lambda u: (below[u], u))),
             )
         )

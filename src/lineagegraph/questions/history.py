@@ -1,11 +1,14 @@
 """What changed and when: `lineagegraph diff` (the assets, columns and lineage edges added and
-removed between two times) and `lineagegraph history` (one asset's timeline).
+removed between two times, and the schema changes in between) and `lineagegraph history` (one
+asset's timeline).
 
 Both read the history every asset, column and lineage edge keeps (docs/history.md): an asset is
 there from `first_seen` except between each deletion (`deleted`) and its return (`restored`), a
 column while its asset is and from its own `first_seen`, an edge from `first_seen` except
 between each stop (`stopped`) and its resumption (`resumed`). A diff compares the graph at the
-window's two ends, so something that came and went within the window is no change.
+window's two ends, so something that came and went within the window is no change. Schema
+changes are each source's changes between consecutive versions (lineagegraph.schemas), dated by
+the source's time: every one within the window counts.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from lineagegraph.identity import IdentityError, split_column_urn
 from lineagegraph.output import format_rows, time_text
 from lineagegraph.questions import lineage
 from lineagegraph.questions.lineage import held_at
+from lineagegraph.questions.schemas import change_dict, history_of
 from lineagegraph.render.as_json import to_json
 from lineagegraph.render.formats import PICTURE_FORMATS, picture
 from lineagegraph.render.views import Edge, Node, View, label
+from lineagegraph.schemas import Change as SchemaChange
+from lineagegraph.schemas import changes_by_asset
 
 ChangeKind = Literal["added", "removed"]
 EDGE_KINDS = ("FLOWS_TO", "FEEDS", "READS_FROM", "WRITES_TO")
@@ -55,30 +61,45 @@ class Diff:
     changes: list[Change]
     asset: str | None = None
     depth: int | None = None
+    schemas: list[tuple[str, SchemaChange]] = field(default_factory=list)  # (asset, change)
 
     def render(self, fmt: str) -> str:
         added = [c for c in self.changes if c.change == "added"]
         removed = [c for c in self.changes if c.change == "removed"]
         if fmt == "json":
+            schemas = [{"asset": urn, **change_dict(c)} for urn, c in self.schemas]
             return to_json({"since": self.since, "until": self.until, "asset": self.asset,
-                            "depth": self.depth, "added": added, "removed": removed})  # fmt: skip
+                            "depth": self.depth, "added": added, "removed": removed,
+                            "schemas": schemas})  # fmt: skip
         if fmt in PICTURE_FORMATS:
             return picture(self.view(), fmt)
         title = self.title()
-        if not self.changes:
+        if not self.changes and not self.schemas:
             return f"no changes {title}"
+        counts = f"{len(added)} added, {len(removed)} removed"
+        if self.schemas:
+            counts += f", {len(self.schemas)} schema change(s)"
         if fmt == "tree":
-            lines = [f"{len(added)} added, {len(removed)} removed {title}"]
+            lines = [f"{counts} {title}"]
             for name, group in (("added", added), ("removed", removed)):
                 lines.append(f"{name}:")
                 lines += [f"  {_described(c)}  ({time_text(c.at)})" for c in group]
+            if self.schemas:
+                lines.append("schema changed:")
+                lines += [f"  {urn} ({c.source}): {_schema_summary(c)}  ({time_text(c.at)})"
+                          for urn, c in self.schemas]  # fmt: skip
             return "\n".join(lines)
         rows = [
             [c.change, c.what, c.urn, c.to or "", time_text(c.at), ", ".join(c.via)]
             for c in self.changes
         ]
+        rows += [
+            ["breaking" if c.breaking else "compatible", f"Schema ({c.source})", urn, "",
+             time_text(c.at), c.summary()]
+            for urn, c in self.schemas
+        ]  # fmt: skip
         table = format_rows(["change", "what", "urn", "to", "at", "via"], rows, "table")
-        return f"{len(added)} added, {len(removed)} removed {title}\n{table}"
+        return f"{counts} {title}\n{table}"
 
     def title(self) -> str:
         window = f"between {time_text(self.since)} and {time_text(self.until)}"
@@ -88,20 +109,29 @@ class Diff:
 
     def view(self) -> View:
         """The asset-level changes as a picture: assets and FLOWS_TO added drawn as usual,
-        removed ones marked deleted and dashed."""
+        removed ones marked deleted and dashed; an asset whose schema changed says how."""
+        detail: dict[str, list[str]] = {}
+        for urn, sc in self.schemas:
+            detail.setdefault(urn, []).append(f"schema: {_schema_summary(sc)}")
         nodes: dict[str, Node] = {}
         edges = []
         for c in self.changes:
             if c.what == "Asset":
                 name = label(c.urn, c.kind or "Asset", c.urn)
                 nodes[c.urn] = Node(c.urn, name, c.system, c.kind or "Asset", 0,
-                                    deleted=c.change == "removed")  # fmt: skip
+                                    deleted=c.change == "removed",
+                                    detail="; ".join(detail.get(c.urn, ())))  # fmt: skip
             elif c.what == "FLOWS_TO" and c.to is not None:
                 edges.append(Edge(c.urn, c.to, c.via, dashed=c.change == "removed"))
-        for urn in (u for e in edges for u in (e.src, e.dst)):
-            nodes.setdefault(urn, Node(urn, label(urn, "Asset", urn), None, "Asset", 0))
+        for urn in [*(u for e in edges for u in (e.src, e.dst)), *detail]:
+            nodes.setdefault(urn, Node(urn, label(urn, "Asset", urn), None, "Asset", 0,
+                                       detail="; ".join(detail.get(urn, ()))))  # fmt: skip
         note = "removed: dashed edges and deleted assets; added: the others"
         return View(f"changes {self.title()}", list(nodes.values()), edges, note=note)
+
+
+def _schema_summary(change: SchemaChange) -> str:
+    return ("breaking: " if change.breaking else "") + change.summary()
 
 
 def _described(change: Change) -> str:
@@ -119,7 +149,7 @@ def edge_held(first_seen: int | None, stopped: Sequence[int] | None,
     return sum(s <= at for s in stopped or ()) == sum(r <= at for r in resumed or ())
 
 
-def _when(times: Iterable[int | None], since: int, until: int) -> int:
+def changed_at(times: Iterable[int | None], since: int, until: int) -> int:
     """The last of `times` within (since, until]: when the change happened."""
     return max((t for t in times if t is not None and since < t <= until), default=until)
 
@@ -132,7 +162,8 @@ def diff(
     depth: int = DEFAULT_DEPTH,
 ) -> Diff:
     """The assets, columns and lineage edges added and removed between `since` and `until`
-    (epoch ms), in the whole graph or within `depth` hops of the asset `asset`, either way."""
+    (epoch ms), and the schema changes between, in the whole graph or within `depth` hops of
+    the asset `asset`, either way."""
     if until <= since:
         raise UsageError(f"--until ({time_text(until)}) must be after --since ({time_text(since)})")
     window = {"since": since, "until": until}
@@ -149,7 +180,7 @@ def diff(
                 deleted = [*(row["deleted"] or ()), row["deleted_at"]]
                 times = deleted if before else [row["first_seen"], *(row["restored"] or ())]
                 changes.append(Change("added" if after else "removed", what, row["urn"],
-                                      _when(times, since, until), kind=row["kind"],
+                                      changed_at(times, since, until), kind=row["kind"],
                                       system=row["system"]))  # fmt: skip
     for row in store.read("history_changed_edges", window):
         if around is not None and not ({_asset_of(row["src"]), _asset_of(row["dst"])} & around):
@@ -160,11 +191,18 @@ def diff(
             starts = [row["first_seen"], *(row["resumed"] or ())]
             times = (row["stopped"] or ()) if before else starts
             changes.append(Change("added" if after else "removed", row["kind"], row["src"],
-                                  _when(times, since, until), to=row["dst"],
+                                  changed_at(times, since, until), to=row["dst"],
                                   via=tuple(row["via"])))  # fmt: skip
     order = {"Asset": 0, "Column": 1, **{k: 2 + i for i, k in enumerate(EDGE_KINDS)}}
     changes.sort(key=lambda c: (c.change, order[c.what], c.urn, c.to or ""))
-    return Diff(since, until, changes, asset, depth if asset is not None else None)
+    schemas = [
+        (urn, c)
+        for urn, cs in changes_by_asset(store.read("history_schema_changes", window)).items()
+        if around is None or urn in around
+        for c in cs
+        if since < c.at <= until
+    ]
+    return Diff(since, until, changes, asset, depth if asset is not None else None, schemas)
 
 
 def _around(store: GraphStore, urn: str, depth: int) -> Collection[str]:
@@ -200,8 +238,9 @@ _EVENTS = {  # (kind, direction) -> what an edge of the asset is, in the timelin
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """One dated change of an asset: it, one of its columns, or one of its lineage edges
-    (`what` happened to `subject`: first seen, deleted, back, started, stopped, resumed)."""
+    """One dated change of an asset: it, one of its columns, one of its lineage edges
+    (`what` happened to `subject`: first seen, deleted, back, started, stopped, resumed) or its
+    schema as a source reports it (`schema changed (source)`, `other` says how)."""
 
     at: int
     subject: str
@@ -226,7 +265,8 @@ class Timeline:
 
 def timeline(store: GraphStore, urn: str) -> Timeline:
     """The asset `urn`'s timeline: when it was first seen, deleted and back; when each of its
-    columns was first seen; when each of its lineage edges started, stopped and resumed."""
+    columns was first seen; when each of its lineage edges started, stopped and resumed; when
+    each source saw its schema change."""
     row = lineage.start_asset(store, urn, include_deleted=True)
     (details,) = store.read("lineage_assets", {"urns": [row.urn]})
     events = [Event(details["first_seen"], urn, "first seen")] if details["first_seen"] else []
@@ -244,5 +284,7 @@ def timeline(store: GraphStore, urn: str) -> Timeline:
                    for at in edge["stopped"] or ()]  # fmt: skip
         events += [Event(at, edge["node"], f"resumed: {what}", edge["other"])
                    for at in edge["resumed"] or ()]  # fmt: skip
+    events += [Event(c.at, urn, f"schema changed ({c.source})", _schema_summary(c))
+               for c in history_of(store, row.urn).changes()]  # fmt: skip
     events.sort(key=lambda e: (e.at, e.subject, e.what, e.other or ""))
     return Timeline(urn, events)

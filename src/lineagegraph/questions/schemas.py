@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from lineagegraph.output import format_rows, human_times
-from lineagegraph.schemas import Change, Version, changes, fields_of
+from lineagegraph.schemas import Change, Version, changes, version_of
 
 COLUMNS = [
     "changed_at", "source", "change", "added", "dropped", "retyped", "columns", "last_seen",
@@ -40,13 +40,7 @@ class SchemaHistory:
                 for s, vs in self.versions.items()
                 for v in vs
             ],
-            "changes": [
-                {"source": c.source, "at": c.at, "breaking": c.breaking,
-                 "added": [{"name": n, "type": t} for n, t in c.added],
-                 "dropped": [{"name": n, "type": t} for n, t in c.dropped],
-                 "retyped": [{"name": n, "from": a, "to": b} for n, a, b in c.retyped]}
-                for c in self.changes()
-            ],
+            "changes": [change_dict(c) for c in self.changes()],
         }  # fmt: skip
 
     def rows(self) -> list[list[Any]]:
@@ -78,10 +72,19 @@ class SchemaHistory:
         return format_rows(COLUMNS, rows, fmt)
 
 
+def change_dict(c: Change) -> dict[str, Any]:
+    """A change as JSON: what `schema-history` and `diff` print."""
+    return {
+        "source": c.source, "at": c.at, "breaking": c.breaking,
+        "added": [{"name": n, "type": t} for n, t in c.added],
+        "dropped": [{"name": n, "type": t} for n, t in c.dropped],
+        "retyped": [{"name": n, "from": a, "to": b} for n, a, b in c.retyped],
+    }  # fmt: skip
+
+
 def history_of(store: Reads, urn: str) -> SchemaHistory:
     """The schema versions of the asset `urn` (already resolved), by source."""
     versions: dict[str, list[Version]] = {}
     for row in store.read("schema_history", {"urn": urn}):
-        version = Version(row["at"], row["last"], row["hash"], fields_of(row["fields"]))
-        versions.setdefault(row["source"], []).append(version)
+        versions.setdefault(row["source"], []).append(version_of(row))
     return SchemaHistory(urn, versions)

@@ -48,7 +48,8 @@ def to_mermaid(view: View) -> str:
         )
         lines.append(f"  class {','.join(ids[n.urn] for n in members)} {name}")
     starts = ",".join(ids[n.urn] for n in view.nodes if n.start)
-    lines.append(f"  style {starts} stroke-width:4px,stroke:#111")
+    if starts:  # a diff's picture has none; `style  ...` is a Mermaid syntax error
+        lines.append(f"  style {starts} stroke-width:4px,stroke:#111")
     deleted = [ids[n.urn] for n in view.nodes if n.deleted]
     if deleted:
         lines.append("  classDef deleted stroke-dasharray:5 5,opacity:0.6")

@@ -57,7 +57,8 @@ def to_html(view: View) -> str:
     rows = "".join(
         f"<tr><td>{n.level}</td><td>{e(n.system or '?')}</td><td>{e(n.kind)}"
         f"{' (deleted)' if n.deleted else ''}</td><td>{e(n.quality or '')}</td>"
-        f"<td>{e(n.urn)}</td><td>{e(', '.join(n.tags))}</td></tr>"
+        f"<td>{e(n.urn)}{f'<br><small>{e(n.detail)}</small>' if n.detail else ''}</td>"
+        f"<td>{e(', '.join(n.tags))}</td></tr>"
         for n in sorted(view.nodes, key=lambda n: (n.level, n.urn))
     )
     summary = f"{len(view.nodes)} node(s), {len(view.edges)} edge(s)"
@@ -79,8 +80,11 @@ def to_html(view: View) -> str:
 def _scroll_side(view: View) -> str:
     """`rtl` when the start is nearer the picture's right end (an upstream answer): a wide
     picture then opens scrolled to its right end, the start in sight, instead of cutting it
-    off; `ltr` otherwise. Plain CSS (a right-to-left scroll box), so the page needs no script."""
+    off; `ltr` otherwise (also with no start, as a diff's picture has). Plain CSS (a
+    right-to-left scroll box), so the page needs no script."""
     pos = layout(view)
     left = [x for x, _ in pos.values()]
-    start = next(pos[n.urn][0] for n in view.nodes if n.start)
+    start = next((pos[n.urn][0] for n in view.nodes if n.start), None)
+    if start is None:
+        return "ltr"
     return "rtl" if start - min(left) > max(left) - start else "ltr"

@@ -2,9 +2,9 @@
 
     GET /api/v1/namespaces/{namespace}                    a Namespace
     GET /api/v1/namespaces/{namespace}/datasets           a DatasetList (limit, offset)
-    GET /api/v1/namespaces/{namespace}/datasets/{name}    a Dataset
+    GET /api/v1/namespaces/{namespace}/datasets/{name}    a Dataset (asOf)
     GET .../datasets/{name}/versions                      a DatasetVersionList: a version per
-                                                          schema change (limit, offset)
+                                                          schema change (limit, offset, asOf)
     GET /api/v1/namespaces/{namespace}/jobs               a JobList (limit, offset)
     GET /api/v1/namespaces/{namespace}/jobs/{name}        a Job
     GET /api/v1/namespaces/{namespace}/jobs/{name}/runs   a RunList (limit, offset; serve.runs)
@@ -37,6 +37,7 @@ from starlette.responses import Response
 from lineagegraph import identity
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.identity import FoldRules, IdentityError, split_column_urn
+from lineagegraph.output import time_text
 from lineagegraph.questions.lineage import suggest
 from lineagegraph.questions.schemas import history_of
 from lineagegraph.questions.tags import derive_at, tag_list
@@ -45,7 +46,7 @@ from lineagegraph.serve import marquez, runs
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.guard import error
 from lineagegraph.serve.marquez import BadNodeId, NodeNotFound, dataset_data, job_data
-from lineagegraph.serve.reading import answer, flag_param, int_param, text_param
+from lineagegraph.serve.reading import answer, flag_param, int_param, text_param, time_param
 from lineagegraph.tags_settings import TagSettings
 
 PREFIX = "/api/v1/namespaces/"
@@ -88,14 +89,17 @@ def with_tags(
     return found
 
 
-def with_types(store: GraphStore, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The datasets' fields typed as their newest schema version says, whichever source
-    reported it, and that version as Marquez's `currentVersion`."""
+def with_types(
+    store: GraphStore, found: list[dict[str, Any]], as_of: int | None = None
+) -> list[dict[str, Any]]:
+    """The datasets' fields typed as their newest schema version (reported by `as_of`, if
+    given) says, whichever source reported it, and that version as Marquez's
+    `currentVersion`."""
     urns = [d["urn"] for d in found]
     newest = {
         row["urn"]: row
         for chunk in chunks(urns, 5000)
-        for row in store.read("serve_schema_newest", {"urns": chunk})
+        for row in store.read("serve_schema_newest", {"urns": chunk, "as_of": as_of})
     }
     for data in found:
         row = newest.get(data["urn"])
@@ -123,14 +127,29 @@ def _dataset_prefix(namespace: str) -> dict[str, str]:
 
 
 def dataset(
-    store: GraphStore, namespace: str, name: str, rules: FoldRules, tags: TagSettings
+    store: GraphStore,
+    namespace: str,
+    name: str,
+    rules: FoldRules,
+    tags: TagSettings,
+    as_of: int | None = None,
 ) -> dict[str, Any]:
-    """Marquez's Dataset, deleted ones included (`deleted: true`)."""
+    """Marquez's Dataset, deleted ones included (`deleted: true`); with `as_of`, its current
+    version and field types are those of its newest schema version reported by then (its
+    fields and tags are today's), and one first seen after it is not found."""
     urns = identity.openlineage_urns(namespace, name, rules)
     rows = {r["urn"]: r for r in store.read("serve_assets", {"urns": urns})}
     for urn in urns:
         if urn in rows:
-            return with_types(store, with_tags(store, tags, [dataset_data(rows[urn])]))[0]
+            first = rows[urn]["first_seen"]
+            if as_of is not None and first is not None and first > as_of:
+                raise NodeNotFound(
+                    f"dataset {name!r} in namespace {namespace!r} was first seen at "
+                    f"{time_text(first)}, after {time_text(as_of)}",
+                    [],
+                )
+            data = with_tags(store, tags, [dataset_data(rows[urn])])
+            return with_types(store, data, as_of)[0]
     close = suggest(store, urns[0]) if urns else []
     raise NodeNotFound(f"no dataset {name!r} in namespace {namespace!r}", close)
 
@@ -148,6 +167,7 @@ def dataset_or_versions(
     page: tuple[int, int],
     rules: FoldRules,
     tags: TagSettings,
+    as_of: int | None = None,
 ) -> dict[str, Any]:
     """A name ending in `/versions` asks for the versions of the dataset before it (Marquez's
     DatasetVersionList), unless there is no such dataset and the whole name is one."""
@@ -155,17 +175,25 @@ def dataset_or_versions(
     if sep and last == "versions" and owner:
         urn = _dataset_urn(store, namespace, owner, rules)
         if urn is not None:
-            return dataset_versions(store, urn, *page)
-    return dataset(store, namespace, name, rules, tags)
+            return dataset_versions(store, urn, *page, as_of=as_of)
+    return dataset(store, namespace, name, rules, tags, as_of)
 
 
-def dataset_versions(store: GraphStore, urn: str, limit: int, offset: int) -> dict[str, Any]:
+def dataset_versions(
+    store: GraphStore, urn: str, limit: int, offset: int, as_of: int | None = None
+) -> dict[str, Any]:
     """A version per schema change as each source reports it (lineagegraph.schemas), newest
-    first, in the shape of Marquez's DatasetVersion; `source` says which source reported it."""
+    first, in the shape of Marquez's DatasetVersion; `source` says which source reported it.
+    With `as_of`, only the versions reported by then (`lastSeenAt` is still the graph's)."""
     namespace, name = identity.openlineage_name(urn)
     history = history_of(store, urn)
     found = sorted(
-        ((source, v) for source, vs in history.versions.items() for v in vs),
+        (
+            (source, v)
+            for source, vs in history.versions.items()
+            for v in vs
+            if as_of is None or v.at <= as_of
+        ),
         key=lambda sv: (-sv[1].at, sv[0]),
     )
     versions: list[dict[str, Any]] = []
@@ -389,8 +417,10 @@ async def namespace_route(request: Request) -> Response:
         offset = int_param(request, "offset", 0, 0, MAX_OFFSET)
         if name:
             if what == "datasets":
-                paging = (limit, offset)
-                return await _ask(request, dataset_or_versions, ns, name, paging, rules, tags)
+                paging, as_of = (limit, offset), time_param(request, "asOf")
+                return await _ask(
+                    request, dataset_or_versions, ns, name, paging, rules, tags, as_of
+                )
             return await _ask(request, job, ns, name)
     except BadRequest as exc:
         return error(exc.status, str(exc))

@@ -261,15 +261,20 @@ OPENAPI: dict[str, Any] = {
             "Marquez's dataset list: the namespace's datasets, by urn", _NS, *_PAGE
         ),
         "/api/v1/namespaces/{namespace}/datasets/{dataset}": _get(
-            "Marquez's dataset", _NS, _path("dataset", "the dataset's OpenLineage name")
+            "Marquez's dataset; with asOf, its current version and field types as its newest "
+            "schema version reported by then says",
+            _NS,
+            _path("dataset", "the dataset's OpenLineage name"),
+            _query("asOf", _WHEN),
         ),
         "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions": _get(
             "Marquez's dataset versions: a version per change of the dataset's schema (its "
             "columns and their types) as each source reports it, newest first; `source` names "
-            "the source",
+            "the source; with asOf, the versions reported by then",
             _NS,
             _path("dataset", "the dataset's OpenLineage name"),
             *_PAGE,
+            _query("asOf", _WHEN),
         ),
         "/api/v1/namespaces/{namespace}/jobs": _get(
             "Marquez's job list: the namespace's jobs with their inputs and outputs", _NS, *_PAGE
