@@ -145,6 +145,12 @@ _PICTURE = (  # the explorer's lineage pictures
     },
     _COLOUR,
     _DELETED,
+    _AS_OF,
+    _query(
+        "since",
+        "mark what changed since then (before as_of): added and removed nodes and edges, "
+        "2024-06-01, an ISO time or epoch ms",
+    ),
 )
 
 _TIME_OR_NULL = {"type": "string", "format": "date-time", "nullable": True}
@@ -393,7 +399,9 @@ OPENAPI: dict[str, Any] = {
             _query("q", "what was typed so far", required=True),
         ),
         "/api/v1/explore/graph": _get(
-            "The explorer's picture of an asset's lineage: {title, note, svg, nodes, legend}",
+            "The explorer's picture of an asset's lineage: {title, note, svg, nodes, legend, "
+            "as_of, changes}; with since, nodes and edges added (class added) and removed "
+            "(class removed, dashed) since then",
             *_PICTURE,
         ),
         "/api/v1/explore/columns": _get(
