@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -95,7 +94,7 @@ def test_changes_since_are_marked_with_the_legends_classes(history_server: Serve
         assert [urn[int(g.get("data-node", -1))] for g in nodes["node removed"]] == [OLD]
         # the hostile name is drawn as text, never as markup
         assert "<img" not in answer["svg"] and "&lt;img" in answer["svg"]
-        assert any(NEW == t.text for t in root.iter(f"{SVG}title"))
+        assert any(t.text == NEW for t in root.iter(f"{SVG}title"))
         for change, colour in legend.items():
             (edge,) = edges[f"edge {change}"]
             assert edge.get("stroke") == colour
