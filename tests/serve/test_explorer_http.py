@@ -169,7 +169,9 @@ def test_the_column_view_follows_the_pictures_options(explorer_server: Server) -
         assert r.status_code == status and words in r.json()["reason"], (params, r.text)
     spec = explorer_server.get("/openapi.json").json()
     names = {p["name"] for p in spec["paths"]["/api/v1/explore/columns"]["get"]["parameters"]}
-    assert names == {"name", "direction", "depth", "expand", "colour", "include_deleted"}
+    assert names == {
+        "name", "direction", "depth", "expand", "colour", "include_deleted", "as_of", "since"
+    }  # fmt: skip
 
 
 def test_paths_and_the_asset_page(explorer_server: Server) -> None:

@@ -27,6 +27,12 @@ QUALITY_COLOURS = {
 }
 
 
+CHANGE_COLOURS = {  # the explorer's diff: outlines and edges added or removed since a time
+    "added": "#16a34a",  # green
+    "removed": "#dc2626",  # red, drawn dashed
+}
+
+
 UNTAGGED = "#f3f4f6"  # near white: an asset with no classification when colouring by tag
 TAGGED = "#b91c1c"  # dark red: the border of an asset that carries a classification
 

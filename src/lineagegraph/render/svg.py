@@ -6,7 +6,15 @@ import html
 from collections import defaultdict
 from collections.abc import Sequence
 
-from lineagegraph.render.style import CONTROL, TAGGED, colour, fill, shows_quality, subtitle
+from lineagegraph.render.style import (
+    CHANGE_COLOURS,
+    CONTROL,
+    TAGGED,
+    colour,
+    fill,
+    shows_quality,
+    subtitle,
+)
 from lineagegraph.render.views import Node, View, by_level, short, trim
 
 NODE_W, NODE_H, GAP_X, GAP_Y, MARGIN = 230, 46, 70, 16, 24
@@ -51,8 +59,7 @@ def to_svg(view: View) -> str:
     parts = [svg_start(width, height, view.title)]
     for edge in view.edges:
         (x1, y1), (x2, y2) = pos[edge.src], pos[edge.dst]
-        dash = ' stroke-dasharray="5 4"' if edge.dashed else ""
-        attrs = f'class="edge" stroke="#555" stroke-width="1.4"{dash}'
+        attrs = edge_attrs(edge.dashed, edge.change)
         parts.append(edge_path(x1, y1 + NODE_H / 2, x2, y2 + NODE_H / 2, attrs, edge.via))
     by_quality = shows_quality(view)
     for i, node in enumerate(view.nodes):  # data-node: exact where control characters are not
@@ -60,6 +67,19 @@ def to_svg(view: View) -> str:
         parts.append(node_box(node, *pos[node.urn], by_quality, ref, by_tag=view.by_tag))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def edge_attrs(dashed: bool, change: str | None) -> str:
+    """An edge path's class and stroke: grey, or in its change's colour (the class names the
+    change, as the legend does); dashed when indirect, a read, or removed."""
+    dash = ' stroke-dasharray="5 4"' if dashed or change == "removed" else ""
+    stroke, width = (CHANGE_COLOURS[change], 2.4) if change else ("#555", 1.4)
+    return f'class="{changed("edge", change)}" stroke="{stroke}" stroke-width="{width}"{dash}'
+
+
+def changed(kind: str, change: str | None) -> str:
+    """The class of a node or edge: `kind`, and its change (added, removed) if it has one."""
+    return f"{kind} {change}" if change else kind
 
 
 def svg_start(width: float, height: float, title: str) -> str:
@@ -106,15 +126,16 @@ def node_box(
     inside, stroke = fill(node, by_quality, by_tag), "#333"
     if node.kind == "Transformation":  # jobs drawn hollow, so the assets stand out
         inside, stroke = "#ffffff", colour(node.system)
-    width = 3 if node.start or node.kind == "Transformation" or node.tags else 1
+    width = 3 if node.start or node.kind == "Transformation" or node.tags or node.change else 1
     if node.tags:
         stroke = TAGGED
-    stroke = "#111" if node.start else stroke
-    dash = ' stroke-dasharray="5 3" opacity="0.6"' if node.deleted else ""
+    stroke = CHANGE_COLOURS[node.change] if node.change else "#111" if node.start else stroke
+    gone = node.deleted or node.change == "removed"
+    dash = ' stroke-dasharray="5 3" opacity="0.6"' if gone else ""
     radius = 23 if node.kind == "Transformation" else 7
     e, second = xml_text, subtitle(node)
     return (
-        f'<g class="node" {ref}><title>{e(node.urn)}</title>'
+        f'<g class="{changed("node", node.change)}" {ref}><title>{e(node.urn)}</title>'
         f'<rect x="{x:.0f}" y="{y:.0f}" width="{NODE_W}" height="{height:.0f}" rx="{radius}" '
         f'fill="{inside}" stroke="{stroke}" stroke-width="{width}"{dash}/>'
         f'<text x="{x + 12:.0f}" y="{y + 19:.0f}" font-size="13" font-weight="600" '

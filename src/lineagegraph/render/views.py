@@ -26,6 +26,7 @@ class Node:
     detail: str = ""  # a transformation's second line: what it writes
     quality: str | None = None  # an asset's latest data quality (lineagegraph.questions.quality)
     tags: tuple[str, ...] = ()  # the classifications of an asset and its columns, `key=value`
+    change: str | None = None  # "added" or "removed" since an earlier time (the explorer's diff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,7 @@ class Edge:
     via: tuple[str, ...] = ()
     dashed: bool = False  # an indirect hop (filtered-out assets between) or a read
     link: bool = False  # an edge between found nodes that is not how the later one was reached
+    change: str | None = None  # "added" or "removed" since an earlier time (the explorer's diff)
 
 
 @dataclass

@@ -203,7 +203,8 @@ def _job_edges(store: GraphStore, job: str, held: dict[str, Any]) -> set[tuple[s
 
 def job_outputs(store: GraphStore, job: Node) -> list[str]:
     """The datasets present that a job writes: where Marquez's column lineage of a job starts."""
-    return sorted(a for _, a, rel in _job_edges(store, job.urn, False) if rel == "WRITES_TO")
+    held = {"include_deleted": False, "as_of": None}
+    return sorted(a for _, a, rel in _job_edges(store, job.urn, held) if rel == "WRITES_TO")
 
 
 def _graph_nodes(

@@ -134,7 +134,8 @@ _COLOUR = _query(
 )
 _DELETED = _query("include_deleted", "true: also follow soft-deleted assets", kind="boolean")
 _WHEN = "the lineage as it was then: 2024-06-30, 2024-06-30T12:00:00Z or epoch ms (default: now)"
-_AS_OF = _query("as_of", _WHEN)
+_TIME_RULES: dict[str, Any] = {"format": "date", "minLength": 10}  # or a time, or epoch ms
+_AS_OF = _query("as_of", _WHEN, **_TIME_RULES)
 _PICTURE = (  # the explorer's lineage pictures
     _NAME,
     _query("direction", "both (default), upstream, downstream or impact", enum=list(SIDES)),
@@ -145,6 +146,13 @@ _PICTURE = (  # the explorer's lineage pictures
     },
     _COLOUR,
     _DELETED,
+    _AS_OF,
+    _query(
+        "since",
+        "mark what changed since then (before as_of): added and removed nodes and edges, "
+        "2024-06-01, an ISO time or epoch ms",
+        **_TIME_RULES,
+    ),
 )
 
 _TIME_OR_NULL = {"type": "string", "format": "date-time", "nullable": True}
@@ -235,7 +243,7 @@ OPENAPI: dict[str, Any] = {
             },
             "get": {
                 "summary": "The lineage graph around a dataset or job (Marquez's shape)",
-                "parameters": [_NODE_ID, _DEPTH, _query("asOf", _WHEN)],
+                "parameters": [_NODE_ID, _DEPTH, _query("asOf", _WHEN, **_TIME_RULES)],
                 "responses": {
                     "200": {
                         "description": "{graph: [{id, type, data, inEdges, outEdges}]}",
@@ -398,7 +406,9 @@ OPENAPI: dict[str, Any] = {
             _query("q", "what was typed so far", required=True),
         ),
         "/api/v1/explore/graph": _get(
-            "The explorer's picture of an asset's lineage: {title, note, svg, nodes, legend}",
+            "The explorer's picture of an asset's lineage: {title, note, svg, nodes, legend, "
+            "as_of, changes}; with since, nodes and edges added (class added) and removed "
+            "(class removed, dashed) since then",
             *_PICTURE,
         ),
         "/api/v1/explore/columns": _get(

@@ -20,6 +20,7 @@ from lineagegraph.render.svg import (
     MARGIN,
     NODE_H,
     NODE_W,
+    edge_attrs,
     edge_path,
     fit,
     layout,
@@ -61,13 +62,17 @@ def columns(
     include_deleted: bool,
     expanded: Sequence[str] = (),
     colour: pictures.Colour = "quality",
+    when: pictures.When = pictures.NOW,
 ) -> dict[str, Any]:
     """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
-    ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns)."""
-    view = pictures.lineage_view(store, settings, name, side, depth, include_deleted, expanded)
+    ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns); the column
+    lineage as of `when.as_of` (its changes are not marked, the assets' and their edges' are)."""
+    view = pictures.lineage_view(
+        store, settings, name, side, depth, include_deleted, expanded, when
+    )
     view = pictures.coloured(store, settings, trim(view), colour)
-    found = columns_on(store, view, include_deleted)
-    result = pictures.answer(view, colour, draw=lambda shown: to_svg(shown, found))
+    found = columns_on(store, view, include_deleted, when.as_of)
+    result = pictures.answer(view, colour, lambda shown: to_svg(shown, found), when)
     result["columns"] = [{"urn": u, "name": n, "asset": a} for a, u, n in found.order()]
     result["column_edges"] = [
         {"from": a, "to": b, "via": list(via)} for (a, b), via in sorted(found.feeds.items())
@@ -75,13 +80,15 @@ def columns(
     return result
 
 
-def columns_on(store: GraphStore, view: View, include_deleted: bool) -> Columns:
+def columns_on(
+    store: GraphStore, view: View, include_deleted: bool, as_of: int | None = None
+) -> Columns:
     """The columns of the assets on `view` and the FEEDS edges between them (one step of the
-    column lineage traversal from all of them at once)."""
+    column lineage traversal from all of them at once), as of `as_of` (None: now)."""
     assets = [n.urn for n in view.nodes if n.kind != "Transformation"]
     rows = store.read("explore_columns", {"assets": assets})
     on_picture = {r["urn"] for r in rows}
-    params = {"frontier": sorted(on_picture), "include_deleted": include_deleted, "as_of": None}
+    params = {"frontier": sorted(on_picture), "include_deleted": include_deleted, "as_of": as_of}
     step = store.read("lineage_column_downstream_step", params)
     feeds = {
         (r["reached_from"], r["urn"]): tuple(sorted(r["via"] or ()))
@@ -140,7 +147,11 @@ def to_svg(view: View, found: Columns) -> str:
     parts = [svg_start(width, height, view.title)]
     for edge in view.edges:
         (x1, y1), (x2, y2) = pos[edge.src], pos[edge.dst]
-        attrs = 'class="edge" stroke="#c4c4c4" stroke-width="1.2" stroke-dasharray="3 3"'
+        attrs = (
+            edge_attrs(False, edge.change)  # removed: dashed all the same
+            if edge.change
+            else 'class="edge" stroke="#c4c4c4" stroke-width="1.2" stroke-dasharray="3 3"'
+        )
         half = NODE_H / 2
         parts.append(edge_path(x1, y1 + half, x2, y2 + half, attrs, edge.via))
     by_quality = shows_quality(view)

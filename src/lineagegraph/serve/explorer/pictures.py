@@ -1,20 +1,34 @@
 """What the browser explorer asks (lineagegraph.serve.explorer.routes): suggestions as a name
 is typed, the lineage picture of an asset grown by the nodes clicked, the paths between two
 assets, and an asset's page. Pictures are drawn here, by lineagegraph.render.svg, as SVG: the
-page needs no layout library and fetches nothing from anywhere else."""
+page needs no layout library and fetches nothing from anywhere else.
+
+A lineage picture can be drawn as of a past time, and can mark what changed since an earlier
+one: the picture then and the picture at `since` are both asked, what is only on the later one
+is added, what is only on the earlier one is drawn too, removed (docs/history.md)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from lineagegraph.errors import UsageError
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.output import time_text
 from lineagegraph.questions import answers, lineage
 from lineagegraph.questions.quality import checks_of
 from lineagegraph.questions.tag_answers import tags_of
 from lineagegraph.questions.tags import asset_tags
-from lineagegraph.render.style import QUALITY_COLOURS, UNTAGGED, colour, shows_quality, tag_colour
+from lineagegraph.render.style import (
+    CHANGE_COLOURS,
+    QUALITY_COLOURS,
+    UNTAGGED,
+    colour,
+    shows_quality,
+    tag_colour,
+)
 from lineagegraph.render.svg import to_svg
 from lineagegraph.render.views import View, impact_view, paths_view, traversal_view, trim
 from lineagegraph.settings import Settings
@@ -26,6 +40,18 @@ COLOURS: tuple[Colour, ...] = ("quality", "system", "tag")
 MAX_EXPANDED = 50
 """Nodes a picture can be grown from at once: each is one more pair of one-hop traversals."""
 SUGGESTIONS = 10
+
+
+@dataclass(frozen=True, slots=True)
+class When:
+    """The time a lineage picture is drawn at (`as_of`, epoch ms; None: now) and the earlier
+    time its changes are marked since (`since`; None: no changes marked)."""
+
+    as_of: int | None = None
+    since: int | None = None
+
+
+NOW = When()
 
 
 def suggest(store: GraphStore, text: str) -> list[str]:
@@ -45,10 +71,11 @@ def graph(
     include_deleted: bool,
     expanded: Sequence[str] = (),
     colour: Colour = "quality",
+    when: When = NOW,
 ) -> dict[str, Any]:
     """The picture of `name`'s lineage (see `lineage_view`)."""
-    view = lineage_view(store, settings, name, side, depth, include_deleted, expanded)
-    return answer(coloured(store, settings, trim(view), colour), colour)
+    view = lineage_view(store, settings, name, side, depth, include_deleted, expanded, when)
+    return answer(coloured(store, settings, trim(view), colour), colour, when=when)
 
 
 def coloured(store: GraphStore, settings: Settings, view: View, colour: Colour) -> View:
@@ -73,30 +100,81 @@ def lineage_view(
     depth: int,
     include_deleted: bool,
     expanded: Sequence[str] = (),
+    when: When = NOW,
 ) -> View:
-    """`name`'s lineage, plus one hop both ways around each expanded node that is on it (a
-    transformation is not an asset and has no lineage of its own to grow)."""
+    """`name`'s lineage as of `when.as_of`, plus one hop both ways around each expanded node
+    that is on it (a transformation is not an asset and has no lineage of its own to grow);
+    with `when.since`, what changed since then marked (see `changes`)."""
     urn = lineage.resolve(store, settings, name)
-    found = _around(store, urn, side, depth, include_deleted)
+    found = _grown(store, urn, side, depth, include_deleted, expanded, when.as_of)
+    if when.since is None:
+        return found
+    until = when.as_of if when.as_of is not None else int(time.time() * 1000)
+    if when.since >= until:
+        raise UsageError(f"since ({time_text(when.since)}) must be before {time_text(until)}")
+    try:
+        before = _grown(store, urn, side, depth, include_deleted, expanded, when.since)
+    except (lineage.AssetNotFound, lineage.AssetDeleted):  # not there then: all of it is new
+        before = View(found.title, [], [])
+    return changes(before, found, when.since)
+
+
+def _grown(
+    store: GraphStore,
+    urn: str,
+    side: Side,
+    depth: int,
+    deleted: bool,
+    expanded: Sequence[str],
+    as_of: int | None,
+) -> View:
+    found = _around(store, urn, side, depth, deleted, as_of)
     for other in expanded[:MAX_EXPANDED]:
         node = found.by_urn.get(other)
         if node is not None and node.kind != "Transformation":
-            found = _union(found, [(_around(store, other, "both", 1, include_deleted), node.level)])
+            more = _around(store, other, "both", 1, deleted, as_of)
+            found = _union(found, [(more, node.level)])
     return found
 
 
-def _around(store: GraphStore, urn: str, side: Side, depth: int, deleted: bool) -> View:
+def changes(before: View, after: View, since: int) -> View:
+    """`after` with what is not on `before` marked added, and what is only on `before` drawn
+    too, marked removed (where it was on `before`; never the start)."""
+    held = {(e.src, e.dst) for e in before.edges}
+    now = {(e.src, e.dst) for e in after.edges}
+    nodes = [n if n.urn in before.by_urn else replace(n, change="added") for n in after.nodes]
+    edges = [e if (e.src, e.dst) in held else replace(e, change="added") for e in after.edges]
+    gone = View(
+        "",
+        [
+            replace(n, change="removed", start=False)
+            for n in before.nodes
+            if n.urn not in after.by_urn
+        ],
+        [replace(e, change="removed") for e in before.edges if (e.src, e.dst) not in now],
+    )
+    title = f"{after.title}, changes since {time_text(since)}"
+    return _union(View(title, nodes, edges, note=after.note), [(gone, 0)])
+
+
+def _around(
+    store: GraphStore, urn: str, side: Side, depth: int, deleted: bool, as_of: int | None
+) -> View:
     if side == "impact":
-        found = lineage.impact(store, urn, depth=depth, include_deleted=deleted)
+        found = lineage.impact(store, urn, depth=depth, include_deleted=deleted, as_of=as_of)
         return impact_view(found)
-    start = lineage.start_asset(store, urn, include_deleted=deleted)
+    start = lineage.start_asset(store, urn, include_deleted=deleted, as_of=as_of)
     views = [
         traversal_view(
-            start, lineage.traverse(store, urn, d, depth=depth, include_deleted=deleted), d
+            start,
+            lineage.traverse(store, urn, d, depth=depth, include_deleted=deleted, as_of=as_of),
+            d,
         )
         for d in (("upstream", "downstream") if side == "both" else (side,))
     ]
     title = f"{side} of {urn}" if side != "both" else f"lineage of {urn}"
+    if as_of is not None:
+        title += f" as of {time_text(as_of)}"
     return _union(View(title, [], []), [(v, 0) for v in views])
 
 
@@ -142,12 +220,16 @@ def paths(
 
 
 def answer(
-    view: View, by: Colour = "quality", draw: Callable[[View], str] = to_svg
+    view: View,
+    by: Colour = "quality",
+    draw: Callable[[View], str] = to_svg,
+    when: When = NOW,
 ) -> dict[str, Any]:
     """A picture for the page: its SVG (drawn by `draw` from the view as shown), what is on it
     (for clicks; `nodes` in the order drawn) and the legend of its colours: by tag for a view
     `coloured` so, by quality once any asset on it has one (as the CLI's pictures), or by
-    system."""
+    system; with `when.since`, also the changes' outlines (`class`: added, removed, as the
+    SVG's nodes and edges carry it) and how many of each (`changes`)."""
     shown = trim(view)
     if by == "system":
         plain = [replace(n, quality=None) for n in shown.nodes]
@@ -165,6 +247,11 @@ def answer(
             {"label": s or "?", "colour": colour(s or None)}
             for s in sorted({n.system or "" for n in shown.nodes})
         ]
+    if when.since is not None:
+        legend += [
+            {"label": f"{c} since {time_text(when.since)}", "colour": CHANGE_COLOURS[c], "class": c}
+            for c in CHANGE_COLOURS
+        ]
     nodes = [
         {
             "urn": n.urn,
@@ -176,9 +263,11 @@ def answer(
             "deleted": n.deleted,
             "quality": n.quality,
             "tags": list(n.tags),
+            "change": n.change,
         }
         for n in shown.nodes
     ]
+    counted = [*shown.nodes, *shown.edges]
     return {
         "title": shown.title,
         "note": shown.note,
@@ -186,6 +275,8 @@ def answer(
         "nodes": nodes,
         "edges": len(shown.edges),
         "legend": legend,
+        "as_of": when.as_of,
+        "changes": {c: sum(x.change == c for x in counted) for c in CHANGE_COLOURS},
     }
 
 

@@ -21,7 +21,14 @@ from lineagegraph.questions import lineage
 from lineagegraph.serve.events import BadRequest
 from lineagegraph.serve.explorer import column_pictures, pictures
 from lineagegraph.serve.guard import error
-from lineagegraph.serve.reading import answer, flag_param, int_param, path_params, text_param
+from lineagegraph.serve.reading import (
+    answer,
+    flag_param,
+    int_param,
+    path_params,
+    text_param,
+    time_param,
+)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -75,7 +82,8 @@ async def columns(request: Request) -> Response:
 
 
 async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
-    """A lineage picture: `question` asked with the parameters the page sends for one."""
+    """A lineage picture: `question` asked with the parameters the page sends for one (`as_of`:
+    the picture then; `since`: what changed since then marked)."""
     settings = request.app.state.service.settings
     side = request.query_params.get("direction", "both")
     if side not in pictures.SIDES:
@@ -87,12 +95,14 @@ async def _lineage(request: Request, question: Callable[..., Any]) -> Response:
         name = text_param(request, "name")
         depth = int_param(request, "depth", DEFAULT_DEPTH, 1, lineage.MAX_DEPTH)
         deleted = flag_param(request, "include_deleted")
+        when = pictures.When(time_param(request, "as_of"), time_param(request, "since"))
     except BadRequest as exc:
         return error(exc.status, str(exc))
     if len(expanded) > pictures.MAX_EXPANDED:
         return error(400, f"at most {pictures.MAX_EXPANDED} expand parameters")
+    colour = _colour(request)
     return await answer(
-        request, question, settings, name, side, depth, deleted, expanded, _colour(request)
+        request, question, settings, name, side, depth, deleted, expanded, colour, when
     )
 
 

@@ -245,11 +245,18 @@ function draw(picture, onNode) {
   $("legend").replaceChildren(...picture.legend.map((entry) => {
     const item = element("span", entry.label);
     const swatch = element("i");
-    swatch.style.background = entry.colour;  // CSSOM: allowed by the page's CSP
+    if (entry.class) {  // a change: an outline in its colour, as the picture draws it
+      item.classList.add("change", entry.class);
+      swatch.style.borderColor = entry.colour;  // CSSOM: allowed by the page's CSP
+    } else {
+      swatch.style.background = entry.colour;
+    }
     item.prepend(swatch);
     return item;
   }));
-  const counts = `${picture.nodes.length} node(s), ${picture.edges} edge(s)`;
+  const changed = picture.legend.some((entry) => entry.class) && picture.changes
+    ? ` · ${picture.changes.added} added, ${picture.changes.removed} removed` : "";
+  const counts = `${picture.nodes.length} node(s), ${picture.edges} edge(s)${changed}`;
   $("summary").textContent = `${picture.title} · ${counts}`;
   say(picture.note || "");
 }
@@ -263,6 +270,8 @@ async function showLineage() {
     ["depth", $("depth").value],
     ["include_deleted", $("deleted").checked ? "true" : "false"],
     ["colour", $("colour").value],
+    ...timeParam("as_of", "as-of"),
+    ...timeParam("since", "since"),
     ...state.expanded.map((urn) => ["expand", urn]),
   ];
   const columns = $("columns").checked;
@@ -273,6 +282,33 @@ async function showLineage() {
   } catch (error) {
     sayError(error);
   }
+}
+
+// --- The time control: the picture as of a time, and what changed since an earlier one ------
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+// A datetime-local input's value (the browser's local time) for epoch ms
+function localTime(ms) {
+  const local = new Date(ms - new Date(ms).getTimezoneOffset() * 60000);
+  return local.toISOString().slice(0, 19);
+}
+
+// The query parameter `name` for the input `id`: epoch ms (the server reads no time zone from
+// a local time), or the text as typed so the server says what is wrong with it
+function timeParam(name, id) {
+  const value = $(id).value.trim();
+  if (!value) return [];
+  const ms = new Date(value).getTime();
+  return [[name, Number.isFinite(ms) ? String(ms) : value]];
+}
+
+// A preset: `as of` that many days before now, `changes since` that many days before `as of`
+function usePreset(id) {
+  const days = Number($(id + "-preset").value);
+  const asOf = $("as-of").value ? new Date($("as-of").value).getTime() : Date.now();
+  $(id).value = days ? localTime((id === "since" ? asOf : Date.now()) - days * DAY_MS) : "";
+  showLineage();
 }
 
 function lineageNodeClicked(urn, node) {
@@ -680,8 +716,11 @@ function main() {
     const name = $("search").value.trim();
     if (name) startAt(name);
   });
-  for (const id of ["direction", "depth", "deleted", "colour", "columns"]) {
+  for (const id of ["direction", "depth", "deleted", "colour", "columns", "as-of", "since"]) {
     $(id).addEventListener("change", showLineage);
+  }
+  for (const id of ["as-of", "since"]) {
+    $(id + "-preset").addEventListener("change", () => usePreset(id));
   }
   $("path-form").addEventListener("submit", (event) => { event.preventDefault(); showPaths(); });
   attachPanZoom();
