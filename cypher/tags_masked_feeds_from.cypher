@@ -4,5 +4,5 @@
 // Params: ids (list of internal column ids).
 UNWIND $ids AS i
 MATCH (a:Column)-[e:FEEDS]->(b:Column)
-WHERE id(a) = i AND NOT coalesce(e.plain, true)
+WHERE id(a) = i AND NOT coalesce(e.plain, true) AND e.retired_at IS NULL
 RETURN id(a) AS src, id(b) AS dst, coalesce(e.masked_by, []) AS masks

@@ -278,3 +278,18 @@ def test_upstream_drift_names_what_started_and_stopped_flowing_in(
     assert evaluate(store, settings, T0 + 33 * HOUR_MS) == []
     (both,) = evaluate(store, AlertSettings(upstream_drift_hours=1.5), T0 + 33 * HOUR_MS)
     assert both.cause.endswith(f"added: s3://out/b via {load}; removed: s3://out/c via {load}")
+
+
+def test_a_retired_flow_is_neither_blast_radius_nor_folding(store: GraphStore) -> None:
+    """Lineage that stopped holding (docs/history.md) carries no alert: M2 no longer reads M1."""
+    late_chain(store)
+    store.execute(
+        "MATCH (:Asset {urn: $a})-[e:FLOWS_TO]->(:Asset {urn: $b}) SET e.retired_at = $at",
+        {"a": MARTS[1], "b": MARTS[2], "at": T0 + 5 * HOUR_MS},
+        write=True,
+    )
+    alerts = evaluate(store, AlertSettings(), T0 + 9 * HOUR_MS)
+    assert [(a.subject, sorted(a.explains), a.blast.assets) for a in alerts] == [
+        (RAW, MARTS[:2], 2),
+        (MARTS[2], MARTS[3:], 2),
+    ]

@@ -193,3 +193,34 @@ def test_derivation_is_a_plain_search_with_the_stops_and_untag_restores_it(
         store, [TagFact(f.target, f.key, f.value, "dbt", "run", T0 + 2, removed=True) for f in more]
     )
     assert derived(store) == before
+
+
+def test_no_tag_travels_along_lineage_that_stopped(store: GraphStore) -> None:
+    """A retired FLOWS_TO and FEEDS (docs/history.md) carry no tag, in a full derivation, a
+    slice and `upstream` alike; the edges that still hold carry on."""
+    store.execute("MATCH (n) DETACH DELETE n", write=True)
+    facts = [TagFact(column(0), "pii", None, "manual", "ana", T0)]
+    facts.append(TagFact(asset(0), "owner", "crm", "manual", "ana", T0))
+    write(
+        store,
+        [*graph_items([(0, COLUMNS, ()), (COLUMNS, 2 * COLUMNS, ())], [(0, 1), (1, 2)]), *facts],
+    )
+    assert (column(2 * COLUMNS), "pii", None) in derived(store)
+    store.execute(
+        "MATCH (:Asset {urn: $a})-[e:FLOWS_TO]->(:Asset {urn: $b}) SET e.retired_at = $at",
+        {"a": asset(0), "b": asset(1), "at": T0},
+        write=True,
+    )
+    store.execute(
+        "MATCH (:Column {urn: $a})-[e:FEEDS]->(:Column {urn: $b}) SET e.retired_at = $at",
+        {"a": column(0), "b": column(COLUMNS), "at": T0},
+        write=True,
+    )
+    after = derived(store)
+    assert not {t for t in after if not t[0].startswith(asset(0))}
+    one = derive_at(store, TagSettings(), [(column(2 * COLUMNS), asset(2))])
+    assert not one.derived(one.piece.index[column(2 * COLUMNS)])
+    answer = upstream(store, Settings(), asset(2), depth=20)
+    assert not [
+        t for item in [answer.start, *answer.assets] for t in item.tags or () if t.kind == "derived"
+    ]
