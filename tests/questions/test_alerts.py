@@ -194,6 +194,7 @@ def test_alerts_that_only_reach_each_other_fold_into_the_lowest_key(store: Graph
     ]
 
 
+<<<<<<< HEAD
 def test_schema_changes_are_breaking_only_where_something_reads_the_column(
     store: GraphStore,
 ) -> None:
@@ -293,3 +294,25 @@ def test_a_retired_flow_is_neither_blast_radius_nor_folding(store: GraphStore) -
         (RAW, MARTS[:2], 2),
         (MARTS[2], MARTS[3:], 2),
     ]
+=======
+def test_a_stale_raw_table_with_fifty_assets_below_is_one_alert_naming_fifty(
+    store: GraphStore,
+) -> None:
+    """Noise control at the size people meet: 50 marts read the raw table (ten directly, each
+    the head of a chain of five), all written with it; when it stops, one alert explains all."""
+    marts = [f"snowflake://acme/MARTS.PUBLIC.T{i:02d}" for i in range(50)]
+    items: list[Item] = [Asset(RAW, "Dataset", "s3", "events", T0)]
+    items += [Asset(m, "Table", "snowflake", m.rsplit(".", 1)[1], T0) for m in marts]
+    for hour in range(6):
+        at = T0 + hour * HOUR_MS
+        items.append(Transformation("spark://load", "spark", "load", f"r{hour}", at, writes=(RAW,)))
+        for i, mart in enumerate(marts):
+            items.append(Flow(RAW if i % 5 == 0 else marts[i - 1], mart, at, via="dbt://m"))
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+    alerts = evaluate(store, AlertSettings(), T0 + 5 * HOUR_MS + 3 * HOUR_MS + 1)
+    assert [(a.rule, a.subject) for a in alerts] == [("freshness", RAW)]
+    assert sorted(alerts[0].explains) == marts
+    assert alerts[0].blast.assets == 50
+>>>>>>> h-ci
