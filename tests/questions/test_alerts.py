@@ -194,7 +194,6 @@ def test_alerts_that_only_reach_each_other_fold_into_the_lowest_key(store: Graph
     ]
 
 
-<<<<<<< HEAD
 def test_schema_changes_are_breaking_only_where_something_reads_the_column(
     store: GraphStore,
 ) -> None:
@@ -294,7 +293,8 @@ def test_a_retired_flow_is_neither_blast_radius_nor_folding(store: GraphStore) -
         (RAW, MARTS[:2], 2),
         (MARTS[2], MARTS[3:], 2),
     ]
-=======
+
+
 def test_a_stale_raw_table_with_fifty_assets_below_is_one_alert_naming_fifty(
     store: GraphStore,
 ) -> None:
@@ -315,4 +315,3 @@ def test_a_stale_raw_table_with_fifty_assets_below_is_one_alert_naming_fifty(
     assert [(a.rule, a.subject) for a in alerts] == [("freshness", RAW)]
     assert sorted(alerts[0].explains) == marts
     assert alerts[0].blast.assets == 50
->>>>>>> h-ci
