@@ -89,6 +89,13 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
+def no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reports fit their tables to $COLUMNS (output.terminal_width); pytest-xdist's workers
+    inherit one, which cut the names that tests look for. Tests that want a width set it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def restore_logging() -> Iterator[None]:
     """Put the process's logging back after each test.
 
