@@ -136,6 +136,7 @@ def generate(count: int, seed: int = 7) -> Iterator[tuple[Any, ...]]:
             "DB0",
             "SCHEMA_0",
             text or None,
+            None,  # POLICIES_REFERENCED
         )
 
 

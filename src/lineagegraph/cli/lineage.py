@@ -139,7 +139,6 @@ def _traversal_command(direction: Direction) -> Callable[..., None]:
     Examples (names from `lineagegraph demo`):
       {example}
       {example.split(" --")[0]} --format html -o lineage.html
-      {example.split(" --")[0]} --as-of 2024-06-30
     """
     return cli.command(direction)(command)
 

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.base import GraphStore
 from lineagegraph.model import ColumnFeed, Flow, Item, Transformation
 
 Kind = Literal["READS_FROM", "WRITES_TO", "FLOWS_TO", "FEEDS"]
