@@ -130,7 +130,7 @@ def spark() -> Iterator[Any]:
     from lineagegraph.harvest.s3.inventory_spark import spark_session
 
     active = SparkSession.getActiveSession()
-    session = active or spark_session("local[1]")
+    session = active or spark_session("local[1]", app="lineagegraph-tests")  # tests/spark urns
     yield session
     if active is None:
         session.stop()

@@ -22,11 +22,15 @@ if shutil.which("java") is None:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """Reuse a session another test module left active (Spark allows one per process); else
-    start one. Tables go to a database of our own, so the warehouse setting does not matter."""
+    """Reuse a session another test module left active (Spark allows one per process), when
+    it is ours (the tests name their urns by its app name); else start one. Tables go to a
+    database of our own, so the warehouse setting does not matter."""
     from pyspark.sql import SparkSession
 
     active = SparkSession.getActiveSession()
+    if active is not None and active.sparkContext.appName != "lineagegraph-tests":
+        active.stop()  # e.g. the S3 inventory harvest's own session, left by a module before
+        active = None
     session = active or (
         SparkSession.builder.master("local[1]")
         .appName("lineagegraph-tests")

@@ -273,7 +273,7 @@ OPENAPI: dict[str, Any] = {
             "schema version reported by then says",
             _NS,
             _path("dataset", "the dataset's OpenLineage name"),
-            _query("asOf", _WHEN),
+            _query("asOf", _WHEN, **_TIME_RULES),
         ),
         "/api/v1/namespaces/{namespace}/datasets/{dataset}/versions": _get(
             "Marquez's dataset versions: a version per change of the dataset's schema (its "
@@ -282,7 +282,7 @@ OPENAPI: dict[str, Any] = {
             _NS,
             _path("dataset", "the dataset's OpenLineage name"),
             *_PAGE,
-            _query("asOf", _WHEN),
+            _query("asOf", _WHEN, **_TIME_RULES),
         ),
         "/api/v1/namespaces/{namespace}/jobs": _get(
             "Marquez's job list: the namespace's jobs with their inputs and outputs", _NS, *_PAGE
