@@ -150,6 +150,33 @@ def test_the_graph_it_leaves_answers_the_same(demo_dir: Path) -> None:
         assert [urn.removeprefix(root) for [urn] in present] == spark_output
 
 
+def test_the_marts_dropped_column_is_a_dated_schema_change(demo_dir: Path) -> None:
+    """COLUMNS' DELETED row dates the drop a day before the run; both runs of the demo leave
+    the one change, not one per run."""
+    mart = f"snowflake://{p.ACCOUNT}/{p.MART_TABLE}"
+    dropped = next(c for c in p.SNOWFLAKE_COLUMNS if c.name == p.DROPPED_COLUMN)
+    assert dropped.table == p.MART_TABLE and dropped.dropped_days_ago == 1
+    standing = [c.name for c in p.SNOWFLAKE_COLUMNS if c.table == p.MART_TABLE]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LINEAGEGRAPH_")}
+    argv = [sys.executable, "-m", "lineagegraph.cli", "--data-dir", str(demo_dir / "graph")]
+    ran = subprocess.run(
+        [*argv, "schema-history", p.MART_TABLE, "--format", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert ran.returncode == 0, ran.stderr
+    history = json.loads(ran.stdout)
+    assert history["urn"] == mart
+    fields = [[f["name"] for f in v["fields"]] for v in history["versions"]]
+    assert fields == [standing, [c for c in standing if c != p.DROPPED_COLUMN]]
+    [change] = history["changes"]
+    assert change["breaking"] and [d["name"] for d in change["dropped"]] == [p.DROPPED_COLUMN]
+    newest = max(v["last_seen"] for v in history["versions"])  # the last run's harvest
+    assert 0 < newest - change["at"] - 86_400_000 < 30 * 60_000  # a day before a run
+
+
 def test_data_is_read_after_it_was_written(demo_dir: Path) -> None:
     """No dataset flows anywhere before its newest present object was written."""
     with open_store(GraphSettings(data_dir=demo_dir / "graph")) as store:
@@ -239,6 +266,9 @@ def test_the_closing_lines_point_the_shell_at_the_graph_and_run_as_printed(demo_
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert f"{p.MART_TABLE}#REVENUE: " in ran.stdout  # the columns hint answered
+    assert any(  # the schema-history hint answered: the mart's column dropped a day ago
+        line.split()[3:5] == ["breaking", p.DROPPED_COLUMN] for line in ran.stdout.splitlines()
+    ), ran.stdout
     plain = subprocess.run(
         ["bash", "-c", block[1]],
         cwd=demo_dir.parent,

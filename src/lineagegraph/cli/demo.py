@@ -33,17 +33,19 @@ def demo(workdir: Path) -> None:
     Starts a local S3 server (moto) with raw event files, runs a local Spark job that turns
     them into curated Parquet (with the lineage listener), fills a local Snowflake stand-in
     (fakesnow) with ACCESS_HISTORY for COPY INTO a staging table, a mart and a dashboard view
-    (run after Spark wrote the data), harvests all three into the graph under WORKDIR/graph and
-    prints the path from a raw object to the dashboard, the impact of the staging table, and
-    the orphaned-S3 cost report. Every step must succeed: one that does not stops the demo
-    with the step named and exit code 5. Run it again into the same WORKDIR and it gives the
-    same answers. Needs the demo extra: pip install 'lineagegraph[demo]' (and Java 17).
+    (run after Spark wrote the data) and with COLUMNS (the mart's SESSIONS column dropped a day
+    ago), harvests all three into the graph under WORKDIR/graph and prints the path from a raw
+    object to the dashboard, the impact of the staging table, and the orphaned-S3 cost report.
+    Every step must succeed: one that does not stops the demo with the step named and exit code
+    5. Run it again into the same WORKDIR and it gives the same answers. Needs the demo extra:
+    pip install 'lineagegraph[demo]' (and Java 17).
 
     \b
     Afterwards, point the shell at the graph it built and ask it:
       export LINEAGEGRAPH_GRAPH__DATA_DIR=$PWD/lineagegraph-demo/graph
       lineagegraph status
       lineagegraph downstream s3://acme-raw/events
+      lineagegraph schema-history ANALYTICS.MARTS.DAILY_ACTIVE
     """
     from lineagegraph.demo.run import run_demo
 
@@ -71,6 +73,7 @@ def summary(result: DemoResult, workdir: Path) -> str:
         "status",
         f"upstream {shlex.quote(result.dashboard)}",
         f"columns {shlex.quote(result.mart_revenue)}",
+        f"schema-history {shlex.quote(result.mart)}",
         "orphans --format markdown",
     ]
     return "\n".join(lines + [f"  {command} {hint}" for hint in hints])

@@ -83,3 +83,30 @@ def seed_objects() -> list[SeedObject]:
 
 
 FOLDER_MARKERS = ((RAW_BUCKET, "tmp/"),)
+
+
+@dataclass(frozen=True)
+class SnowflakeColumn:
+    """One row of the stand-in's ACCOUNT_USAGE.COLUMNS: `dropped_days_ago` puts the time the
+    column was dropped in DELETED, that many days before the demo runs (None: it stands)."""
+
+    table: str
+    name: str
+    data_type: str
+    precision: int | None = None
+    scale: int | None = None
+    dropped_days_ago: int | None = None
+
+
+DROPPED_COLUMN = "SESSIONS"
+"""The mart's column dropped a day before the demo runs: `schema-history` shows the change."""
+SNOWFLAKE_COLUMNS = (
+    SnowflakeColumn(STAGING_TABLE, "DT", "DATE"),
+    SnowflakeColumn(STAGING_TABLE, "USER_ID", "NUMBER", 38, 0),
+    SnowflakeColumn(STAGING_TABLE, "EVENTS", "NUMBER", 38, 0),
+    SnowflakeColumn(STAGING_TABLE, "REVENUE", "NUMBER", 12, 2),
+    SnowflakeColumn(MART_TABLE, "DT", "DATE"),
+    SnowflakeColumn(MART_TABLE, "ACTIVE_USERS", "NUMBER", 38, 0),
+    SnowflakeColumn(MART_TABLE, "REVENUE", "NUMBER", 14, 2),
+    SnowflakeColumn(MART_TABLE, DROPPED_COLUMN, "NUMBER", 38, 0, dropped_days_ago=1),
+)

@@ -31,6 +31,7 @@ from lineagegraph.reports.orphans import run_report
 from lineagegraph.reports.presentation import Report
 from lineagegraph.settings import Settings
 
+DAY_MS = 86_400_000
 QUERY_GAP_MS = 200  # between the demo's Snowflake queries, which run after Spark's write
 # Listener counts that mean an action's lineage is not in the graph.
 _SPARK_LOSSES = frozenset(
@@ -48,6 +49,7 @@ class DemoResult:
     raw_dataset: str
     dashboard: str
     staging: str
+    mart: str  # its SESSIONS column was dropped: `schema-history` shows when
     mart_revenue: str  # a column whose lineage crosses S3, Spark and Snowflake
     path: LineagePath | None
     impact: Impact
@@ -97,7 +99,7 @@ def run_demo(workdir: Path, echo: Echo = print) -> DemoResult:
             with _step(
                 4,
                 "Snowflake: COPY INTO the staging table from the curated prefix, "
-                "a mart, a dashboard view; harvesting ACCESS_HISTORY",
+                "a mart, a dashboard view; harvesting ACCESS_HISTORY and COLUMNS",
                 echo,
             ):
                 _seed_snowflake(snow, after=now_ms())
@@ -293,9 +295,23 @@ def _seed_snowflake(snow: dict[str, Any], after: int) -> None:
         usage.create_stage(db, schema, name, p.STAGE_URL)
         usage.add(*queries)
         usage.add_dependency(p.DASHBOARD_VIEW, "VIEW", p.MART_TABLE, "TABLE")
+        _seed_columns(usage, after)
     finally:
         conn.close()
     time.sleep(max(0.0, (queries[-1].at - now_ms() + 1) / 1000))
+
+
+def _seed_columns(usage: AccountUsage, now: int) -> None:
+    """ACCOUNT_USAGE.COLUMNS of the staging table and the mart, a dropped column's row with the
+    time it was dropped in DELETED (days before `now`), so `schema-history` has a change."""
+    position: dict[str, int] = {}
+    for c in p.SNOWFLAKE_COLUMNS:
+        position[c.table] = position.get(c.table, 0) + 1
+        dropped = None if c.dropped_days_ago is None else now - c.dropped_days_ago * DAY_MS
+        usage.add_column(
+            c.table, c.name, c.data_type, position[c.table],
+            precision=c.precision, scale=c.scale, deleted_at=dropped,
+        )  # fmt: skip
 
 
 def snowflake_queries(start: int) -> list[Query]:
@@ -367,6 +383,7 @@ def _ask(store: GraphStore, settings: Settings) -> DemoResult:
     raw_dataset = store.read("demo_dataset_of_file", {"urn": raw_object})[0]["dataset"]
     dashboard = snowflake_urn(p.ACCOUNT, p.DASHBOARD_VIEW, from_metadata=True)
     staging = snowflake_urn(p.ACCOUNT, p.STAGING_TABLE, from_metadata=True)
+    mart = snowflake_urn(p.ACCOUNT, p.MART_TABLE, from_metadata=True)
     found = paths(store, raw_dataset, dashboard, max_depth=10, limit=1)
     options = build_options(settings.reports, "orphans")
     return DemoResult(
@@ -375,9 +392,8 @@ def _ask(store: GraphStore, settings: Settings) -> DemoResult:
         raw_dataset=raw_dataset,
         dashboard=dashboard,
         staging=staging,
-        mart_revenue=column_urn(
-            snowflake_urn(p.ACCOUNT, p.MART_TABLE, from_metadata=True), "REVENUE"
-        ),
+        mart=mart,
+        mart_revenue=column_urn(mart, "REVENUE"),
         path=found[0] if found else None,
         impact=impact(store, staging),
         orphans=run_report(store, options),
