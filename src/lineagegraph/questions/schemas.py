@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -88,3 +89,30 @@ def history_of(store: Reads, urn: str) -> SchemaHistory:
     for row in store.read("schema_history", {"urn": urn}):
         versions.setdefault(row["source"], []).append(version_of(row))
     return SchemaHistory(urn, versions)
+
+
+def dropped(versions: Mapping[str, Sequence[Version]]) -> dict[str, int]:
+    """The columns an asset had dropped, with when, from each source's versions (oldest first)
+    up to a time: a column is dropped when every source that listed it no longer does in its
+    newest version (so, like an edge with several `via`, it goes when the last source drops
+    it), at the latest of their drops. A column no source listed is never dropped here."""
+    standing: set[str] = set()
+    when: dict[str, int] = {}
+    for source, held in versions.items():
+        if held:
+            standing.update(name for name, _ in held[-1].fields)
+        for change in changes(source, held):
+            for name, _ in change.dropped:
+                when[name] = max(when.get(name, change.at), change.at)
+    return {name: at for name, at in when.items() if name not in standing}
+
+
+def dropped_columns(
+    store: Reads, assets: Sequence[str], as_of: int | None = None
+) -> dict[str, dict[str, int]]:
+    """Per asset, the columns dropped by `as_of` (None: now) and when (`dropped`), from the
+    schema versions reported by then: what the explorer's column view leaves out."""
+    by_asset: dict[str, dict[str, list[Version]]] = {}
+    for row in store.read("schema_versions_at", {"assets": list(assets), "as_of": as_of}):
+        by_asset.setdefault(row["asset"], {}).setdefault(row["source"], []).append(version_of(row))
+    return {asset: dropped(versions) for asset, versions in by_asset.items()}

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.output import time_text
+from lineagegraph.questions.schemas import dropped_columns
 from lineagegraph.render.style import shows_quality
 from lineagegraph.render.svg import (
     GAP_Y,
@@ -36,6 +38,10 @@ MAX_COLUMNS = 40
 """Columns listed in one box: those with lineage on the picture first, then by name."""
 ROW_H, FOOT_H = 18, 8
 _ROW = 'fill="#ffffff" fill-opacity="0.85" stroke="#d1d5db" stroke-width="0.6"'
+_GONE = (
+    'fill="#f3f4f6" fill-opacity="0.85" stroke="#9ca3af" stroke-width="0.6" stroke-dasharray="3 2"'
+)
+_GONE_INK = 'fill="#6b7280" text-decoration="line-through"'  # a dropped column's name
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +53,7 @@ class Columns:
     listed: dict[str, list[tuple[str, str]]]
     more: dict[str, int]
     feeds: dict[tuple[str, str], tuple[str, ...]]
+    dropped: dict[str, int] = field(default_factory=dict)  # column urn -> when (include_deleted)
 
     def order(self) -> list[tuple[str, str, str]]:
         """(asset, column urn, name) in the order of the answer's `columns`."""
@@ -65,15 +72,19 @@ def columns(
     when: pictures.When = pictures.NOW,
 ) -> dict[str, Any]:
     """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
-    ({urn, name, asset}) and `column_edges` ({from, to, via}, column urns); the column
-    lineage as of `when.as_of` (its changes are not marked, the assets' and their edges' are)."""
+    ({urn, name, asset, dropped_at}) and `column_edges` ({from, to, via}, column urns); the
+    columns and their lineage as of `when.as_of` (their changes are not marked, the assets' and
+    their edges' are)."""
     view = pictures.lineage_view(
         store, settings, name, side, depth, include_deleted, expanded, when
     )
     view = pictures.coloured(store, settings, trim(view), colour)
     found = columns_on(store, view, include_deleted, when.as_of)
     result = pictures.answer(view, colour, lambda shown: to_svg(shown, found), when)
-    result["columns"] = [{"urn": u, "name": n, "asset": a} for a, u, n in found.order()]
+    result["columns"] = [
+        {"urn": u, "name": n, "asset": a, "dropped_at": found.dropped.get(u)}
+        for a, u, n in found.order()
+    ]
     result["column_edges"] = [
         {"from": a, "to": b, "via": list(via)} for (a, b), via in sorted(found.feeds.items())
     ]
@@ -84,9 +95,17 @@ def columns_on(
     store: GraphStore, view: View, include_deleted: bool, as_of: int | None = None
 ) -> Columns:
     """The columns of the assets on `view` and the FEEDS edges between them (one step of the
-    column lineage traversal from all of them at once), as of `as_of` (None: now)."""
+    column lineage traversal from all of them at once), as of `as_of` (None: now): a column
+    first seen later is not there; one its asset's schema had dropped by then is there only
+    with `include_deleted` (marked dropped)."""
     assets = [n.urn for n in view.nodes if n.kind != "Transformation"]
-    rows = store.read("explore_columns", {"assets": assets})
+    rows = store.read("explore_columns", {"assets": assets, "as_of": as_of})
+    gone = dropped_columns(store, assets, as_of)
+    dropped = {
+        r["urn"]: at for r in rows if (at := gone.get(r["asset"], {}).get(r["name"])) is not None
+    }
+    if not include_deleted:
+        rows = [r for r in rows if r["urn"] not in dropped]
     on_picture = {r["urn"] for r in rows}
     params = {"frontier": sorted(on_picture), "include_deleted": include_deleted, "as_of": as_of}
     step = store.read("lineage_column_downstream_step", params)
@@ -107,7 +126,7 @@ def columns_on(
         more[asset] = len(every) - len(kept)
     shown = {urn for cols in listed.values() for urn, _ in cols}
     kept_feeds = {pair: via for pair, via in feeds.items() if shown.issuperset(pair)}
-    return Columns(listed, more, kept_feeds)
+    return Columns(listed, more, kept_feeds, {u: at for u, at in dropped.items() if u in shown})
 
 
 def _heights(view: View, found: Columns) -> dict[str, float]:
@@ -171,14 +190,20 @@ def to_svg(view: View, found: Columns) -> str:
 
 
 def _rows(found: Columns, asset: str, x: float, y: float, index: dict[str, int]) -> list[str]:
-    """An asset's column rows (each a group to click) and how many more it has."""
+    """An asset's column rows (each a group to click) and how many more it has; a dropped
+    column (shown with include_deleted) is struck through, dashed and says when."""
     e, parts, top = xml_text, [], y + NODE_H
     for k, (urn, name) in enumerate(found.listed.get(asset, [])):
         ry = top + ROW_H * k
+        gone = found.dropped.get(urn)
+        kind, rect, ink, title = "column", _ROW, 'fill="#111"', e(urn)
+        if gone is not None:
+            kind, rect, ink = "column dropped", _GONE, _GONE_INK
+            title += f" (dropped {e(time_text(gone) or '')})"
         parts.append(
-            f'<g class="column" data-column="{index[urn]}"><title>{e(urn)}</title>'
+            f'<g class="{kind}" data-column="{index[urn]}"><title>{title}</title>'
             f'<rect x="{x + 6:.0f}" y="{ry:.0f}" width="{NODE_W - 12}" height="{ROW_H}" '
-            f'{_ROW}/><text x="{x + 12:.0f}" y="{ry + 13:.0f}" font-size="11" fill="#111"'
+            f'{rect}/><text x="{x + 12:.0f}" y="{ry + 13:.0f}" font-size="11" {ink}'
             f"{fit(name, 6.6, NODE_W - 24, 40)}>{e(short(name, 40))}"
             "</text></g>"
         )

@@ -384,8 +384,10 @@ function pickColumn(picture, feeds, picked) {
     path.classList.toggle("lit", lit);
   }
   const column = picture.columns[picked];
-  $("picked").textContent = `Column ${column.name} of ${column.asset}: ${up.size} column(s) `
-    + `upstream, ${down.size} downstream on this picture`;
+  const dropped = column.dropped_at == null ? ""
+    : ` (dropped ${new Date(column.dropped_at).toISOString().replace(".000Z", "Z")})`;
+  $("picked").textContent = `Column ${column.name}${dropped} of ${column.asset}: ${up.size} `
+    + `column(s) upstream, ${down.size} downstream on this picture`;
 }
 
 async function showPaths() {

@@ -1,0 +1,128 @@
+"""The explorer's column view as of a time, over real HTTP: the columns an asset had then and
+their column lineage then, from history written by a real OpenLineage harvest in which a
+load's second run dropped a column (its schema facet) and added another, with column lineage
+for both runs."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from serve_fixtures import Server
+
+from lineagegraph.graph.store import open_store
+from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.settings import GraphSettings
+
+SVG = "{http://www.w3.org/2000/svg}"
+SF = "snowflake://acme"
+ORDERS = f"{SF}/DB.S.ORDERS"
+RAW = "s3://raw/orders"
+FIRST, SECOND = "2024-05-01T10:00:00Z", "2024-05-10T10:00:00Z"
+DROPPED_AT = int(datetime(2024, 5, 10, 10, tzinfo=UTC).timestamp() * 1000)  # the second run
+
+
+def _load(at: str, fed: dict[str, str]) -> dict[str, Any]:
+    """A run of the load writing ORDERS with ID and the columns of `fed` (column <- raw field)."""
+    schema = [{"name": n, "type": "NUMBER"} for n in ("ID", *fed)]
+    lineage = {
+        column: {"inputFields": [{"namespace": "s3://raw", "name": "orders", "field": field}]}
+        for column, field in fed.items()
+    }
+    raw_schema = [{"name": n, "type": "double"} for n in ("amount", "coupon", "discount")]
+    return {"eventType": "COMPLETE", "eventTime": at, "run": {"runId": f"load-{at}"},
+            "job": {"namespace": "airflow", "name": "load"}, "producer": "tests",
+            "inputs": [{"namespace": "s3://raw", "name": "orders",
+                        "facets": {"schema": {"fields": raw_schema}}}],
+            "outputs": [{"namespace": SF, "name": "DB.S.ORDERS",
+                         "facets": {"schema": {"fields": schema},
+                                    "columnLineage": {"fields": lineage}}}]}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """ORDERS had COUPON (fed by raw coupon) until the second run, which dropped it and added
+    DISCOUNT (fed by raw discount); AMOUNT is fed by raw amount throughout."""
+    tmp = tmp_path_factory.mktemp("explorer-columns-history")
+    source = tmp / "events.jsonl"
+    runs = [
+        _load(FIRST, {"AMOUNT": "amount", "COUPON": "coupon"}),
+        _load(SECOND, {"AMOUNT": "amount", "DISCOUNT": "discount"}),
+    ]
+    source.write_text("".join(json.dumps(e) + "\n" for e in runs), encoding="utf-8")
+    with open_store(GraphSettings(data_dir=tmp / "store")) as store:
+        store.init_schema()
+        _, report = harvest_openlineage(store, source, full=True)
+    assert not report.problems, report.problems
+    with Server(tmp / "store").running() as running:
+        yield running
+
+
+def _columns(server: Server, **params: str) -> tuple[dict[str, Any], ET.Element]:
+    r = server.get("/api/v1/explore/columns", name=ORDERS, **params)
+    assert r.status_code == 200, r.text
+    answer = r.json()
+    return answer, ET.fromstring(answer["svg"])
+
+
+def _of_orders(answer: dict[str, Any]) -> dict[str, int | None]:
+    """ORDERS' columns listed, each with when it was dropped (None: standing)."""
+    return {c["name"]: c["dropped_at"] for c in answer["columns"] if c["asset"] == ORDERS}
+
+
+def _feeds(answer: dict[str, Any]) -> set[tuple[str, str]]:
+    """The column edges as (raw field, ORDERS column)."""
+    return {
+        (e["from"].rsplit("#", 1)[1], e["to"].rsplit("#", 1)[1]) for e in answer["column_edges"]
+    }
+
+
+def test_as_of_a_time_the_columns_and_their_lineage_are_those_of_then(server: Server) -> None:
+    for as_of in ("2024-05-05", str(DROPPED_AT - 1)):  # before the drop, to the millisecond
+        then, root = _columns(server, as_of=as_of)
+        # DISCOUNT was first seen later: not there; COUPON was dropped later: there
+        assert _of_orders(then) == {"ID": None, "AMOUNT": None, "COUPON": None}
+        assert _feeds(then) == {("amount", "AMOUNT"), ("coupon", "COUPON")}
+        assert not [g for g in root.iter(f"{SVG}g") if g.get("class") == "column dropped"]
+        # a column first seen later stays out even when deleted ones are asked for
+        with_deleted, _ = _columns(server, as_of=as_of, include_deleted="true")
+        assert _of_orders(with_deleted) == _of_orders(then)
+    for as_of in (None, str(DROPPED_AT), "2024-05-11"):  # now, and from the drop on
+        params = {} if as_of is None else {"as_of": as_of}
+        after, _ = _columns(server, **params)
+        assert _of_orders(after) == {"ID": None, "AMOUNT": None, "DISCOUNT": None}
+        assert _feeds(after) == {("amount", "AMOUNT"), ("discount", "DISCOUNT")}
+        # the raw side still has coupon: a drop is its own asset's
+        assert f"{RAW}#coupon" in {c["urn"] for c in after["columns"]}
+
+
+def test_a_dropped_column_is_shown_marked_when_deleted_ones_are_asked_for(
+    server: Server,
+) -> None:
+    answer, root = _columns(server, include_deleted="true")
+    assert _of_orders(answer) == {
+        "ID": None, "AMOUNT": None, "COUPON": DROPPED_AT, "DISCOUNT": None,
+    }  # fmt: skip
+    # its lineage, which stopped when it was dropped, is drawn too
+    assert _feeds(answer) == {("amount", "AMOUNT"), ("coupon", "COUPON"), ("discount", "DISCOUNT")}
+    urns = [c["urn"] for c in answer["columns"]]  # what data-column indexes
+    (gone,) = [g for g in root.iter(f"{SVG}g") if g.get("class") == "column dropped"]
+    assert urns[int(gone.get("data-column", -1))] == f"{ORDERS}#COUPON"
+    assert gone.findtext(f"{SVG}title") == f"{ORDERS}#COUPON (dropped 2024-05-10 10:00:00Z)"
+    (name,) = gone.iter(f"{SVG}text")
+    assert name.text == "COUPON" and name.get("text-decoration") == "line-through"
+
+
+def test_a_bad_time_is_a_400_with_the_reason(server: Server) -> None:
+    for params, reason in [
+        ({"as_of": "last tuesday"}, "as_of: not a time"),
+        ({"as_of": "2024-02-30"}, "as_of: not a time"),
+        ({"as_of": "2024-05-05", "since": "2024-05-06"}, "since (2024-05-06"),
+    ]:
+        r = server.get("/api/v1/explore/columns", name=ORDERS, include_deleted="true", **params)
+        assert r.status_code == 400, (params, r.text)
+        assert reason in r.json()["reason"], (params, r.text)
