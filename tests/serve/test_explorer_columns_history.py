@@ -1,7 +1,7 @@
 """The explorer's column view as of a time, over real HTTP: the columns an asset had then and
 their column lineage then, from history written by a real OpenLineage harvest in which a
 load's second run dropped a column (its schema facet) and added another, with column lineage
-for both runs."""
+for both runs; and once in chromium, through the page's time control and "deleted" box."""
 
 from __future__ import annotations
 
@@ -12,12 +12,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from serve_fixtures import Server
+import test_explorer_browser
+from serve_fixtures import TOKEN, Server
+from test_explorer_browser import CHROMIUM, DRIVER, by_css, column_urns, drawn, wait
 
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.settings import GraphSettings
 
+browser = test_explorer_browser.browser  # a fixture: headless chromium
 SVG = "{http://www.w3.org/2000/svg}"
 SF = "snowflake://acme"
 ORDERS = f"{SF}/DB.S.ORDERS"
@@ -44,7 +47,7 @@ def _load(at: str, fed: dict[str, str]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def orders_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """ORDERS had COUPON (fed by raw coupon) until the second run, which dropped it and added
     DISCOUNT (fed by raw discount); AMOUNT is fed by raw amount throughout."""
     tmp = tmp_path_factory.mktemp("explorer-columns-history")
@@ -62,8 +65,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         yield running
 
 
-def _columns(server: Server, **params: str) -> tuple[dict[str, Any], ET.Element]:
-    r = server.get("/api/v1/explore/columns", name=ORDERS, **params)
+def _columns(orders_server: Server, **params: str) -> tuple[dict[str, Any], ET.Element]:
+    r = orders_server.get("/api/v1/explore/columns", name=ORDERS, **params)
     assert r.status_code == 200, r.text
     answer = r.json()
     return answer, ET.fromstring(answer["svg"])
@@ -81,19 +84,21 @@ def _feeds(answer: dict[str, Any]) -> set[tuple[str, str]]:
     }
 
 
-def test_as_of_a_time_the_columns_and_their_lineage_are_those_of_then(server: Server) -> None:
+def test_as_of_a_time_the_columns_and_their_lineage_are_those_of_then(
+    orders_server: Server,
+) -> None:
     for as_of in ("2024-05-05", str(DROPPED_AT - 1)):  # before the drop, to the millisecond
-        then, root = _columns(server, as_of=as_of)
+        then, root = _columns(orders_server, as_of=as_of)
         # DISCOUNT was first seen later: not there; COUPON was dropped later: there
         assert _of_orders(then) == {"ID": None, "AMOUNT": None, "COUPON": None}
         assert _feeds(then) == {("amount", "AMOUNT"), ("coupon", "COUPON")}
         assert not [g for g in root.iter(f"{SVG}g") if g.get("class") == "column dropped"]
         # a column first seen later stays out even when deleted ones are asked for
-        with_deleted, _ = _columns(server, as_of=as_of, include_deleted="true")
+        with_deleted, _ = _columns(orders_server, as_of=as_of, include_deleted="true")
         assert _of_orders(with_deleted) == _of_orders(then)
     for as_of in (None, str(DROPPED_AT), "2024-05-11"):  # now, and from the drop on
         params = {} if as_of is None else {"as_of": as_of}
-        after, _ = _columns(server, **params)
+        after, _ = _columns(orders_server, **params)
         assert _of_orders(after) == {"ID": None, "AMOUNT": None, "DISCOUNT": None}
         assert _feeds(after) == {("amount", "AMOUNT"), ("discount", "DISCOUNT")}
         # the raw side still has coupon: a drop is its own asset's
@@ -101,9 +106,9 @@ def test_as_of_a_time_the_columns_and_their_lineage_are_those_of_then(server: Se
 
 
 def test_a_dropped_column_is_shown_marked_when_deleted_ones_are_asked_for(
-    server: Server,
+    orders_server: Server,
 ) -> None:
-    answer, root = _columns(server, include_deleted="true")
+    answer, root = _columns(orders_server, include_deleted="true")
     assert _of_orders(answer) == {
         "ID": None, "AMOUNT": None, "COUPON": DROPPED_AT, "DISCOUNT": None,
     }  # fmt: skip
@@ -117,12 +122,48 @@ def test_a_dropped_column_is_shown_marked_when_deleted_ones_are_asked_for(
     assert name.text == "COUPON" and name.get("text-decoration") == "line-through"
 
 
-def test_a_bad_time_is_a_400_with_the_reason(server: Server) -> None:
+def test_a_bad_time_is_a_400_with_the_reason(orders_server: Server) -> None:
     for params, reason in [
         ({"as_of": "last tuesday"}, "as_of: not a time"),
         ({"as_of": "2024-02-30"}, "as_of: not a time"),
         ({"as_of": "2024-05-05", "since": "2024-05-06"}, "since (2024-05-06"),
     ]:
-        r = server.get("/api/v1/explore/columns", name=ORDERS, include_deleted="true", **params)
+        r = orders_server.get(
+            "/api/v1/explore/columns", name=ORDERS, include_deleted="true", **params
+        )
         assert r.status_code == 400, (params, r.text)
         assert reason in r.json()["reason"], (params, r.text)
+
+
+@pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="needs Debian's chromium and its driver")
+def test_in_the_browser_as_of_lists_then_s_columns_and_dropped_ones_on_request(
+    orders_server: Server, browser: Any
+) -> None:
+    browser.get(orders_server.url + "/")
+    browser.execute_script("sessionStorage.setItem('lineagegraph-token', arguments[0])", TOKEN)
+    browser.refresh()
+    browser.find_element("id", "search").send_keys("DB.S.ORDERS\n")
+    wait(browser, lambda d: ORDERS in drawn(d))
+    browser.find_element("id", "columns").click()
+
+    def listed(d: Any) -> set[str]:
+        return {u.rsplit("#", 1)[1] for u in column_urns(d, "#canvas g.column") if ORDERS in u}
+
+    wait(browser, lambda d: listed(d) == {"ID", "AMOUNT", "DISCOUNT"})
+    set_as_of = (  # as the time control's input would hold it: the browser's local time
+        "const box = document.getElementById('as-of'); box.value = arguments[0] === null ? ''"
+        " : localTime(arguments[0]); box.dispatchEvent(new Event('change'));"
+    )
+    browser.execute_script(set_as_of, DROPPED_AT - 1)
+    wait(browser, lambda d: listed(d) == {"ID", "AMOUNT", "COUPON"})
+    browser.execute_script(set_as_of, None)
+    wait(browser, lambda d: listed(d) == {"ID", "AMOUNT", "DISCOUNT"})
+    browser.find_element("id", "deleted").click()
+    dropped = {"ID", "AMOUNT", "DISCOUNT", "COUPON (dropped 2024-05-10 10:00:00Z)"}  # tooltips
+    wait(browser, lambda d: listed(d) == dropped)
+    (gone,) = by_css(browser, "#canvas g.column.dropped")
+    gone.click()
+    picked = browser.find_element("id", "picked").text
+    assert picked.startswith(f"Column COUPON (dropped 2024-05-10T10:00:00Z) of {ORDERS}: 1 ")
+    logs = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
+    assert not logs, logs
