@@ -290,6 +290,7 @@ READ_COMMANDS = [
     "path",
     "impact",
     "columns",
+    "schema-history",
     "check",
     "orphans",
     "cost-report",

@@ -304,8 +304,8 @@ def schema_history_command(app: App, name: str, fmt: str, output: Path | None) -
 
     \b
     Examples:
-      lineagegraph schema-history RAW.PUBLIC.ORDERS
-      lineagegraph schema-history postgres://db:5432/shop.public.orders --format json
+      lineagegraph schema-history ANALYTICS.MARTS.DAILY_ACTIVE
+      lineagegraph schema-history snowflake://acme-demo/ANALYTICS.MARTS.DAILY_ACTIVE --format json
     """
     with read_store(app) as store:
         answer = answers.schema_history(store, app.settings, name)
