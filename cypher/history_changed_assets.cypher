@@ -1,11 +1,13 @@
 // Assets whose presence may have changed in a window (since, until]: first seen, deleted or
 // back in it; lineagegraph.questions.history compares each at both ends (docs/history.md).
+// `changed_at` (the newest of those times) picks them from its range index first.
 // Params: since, until (epoch ms).
 MATCH (a:Asset)
-WHERE (a.first_seen > $since AND a.first_seen <= $until)
+WHERE a.changed_at > $since
+  AND ((a.first_seen > $since AND a.first_seen <= $until)
    OR (a.deleted_at > $since AND a.deleted_at <= $until)
    OR any(d IN coalesce(a.deleted, []) WHERE d > $since AND d <= $until)
-   OR any(r IN coalesce(a.restored, []) WHERE r > $since AND r <= $until)
+   OR any(r IN coalesce(a.restored, []) WHERE r > $since AND r <= $until))
 RETURN a.urn AS urn, a.name AS name, a.system AS system,
        CASE WHEN a:Table THEN 'Table' WHEN a:Dataset THEN 'Dataset' WHEN a:File THEN 'File'
             ELSE 'Asset' END AS kind,

@@ -4,4 +4,6 @@
 // edge holds), live (the transformations producing it now)}.
 UNWIND $rows AS r
 MATCH (:Column {urn: r.src})-[e:FEEDS]->(:Column {urn: r.dst})
-SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at, e.live = r.live
+SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at,
+    e.changed_at = reduce(m = e.changed_at, t IN coalesce(r.stopped, []) + coalesce(r.resumed, []) |
+                          CASE WHEN m >= t THEN m ELSE t END), e.live = r.live

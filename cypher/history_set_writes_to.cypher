@@ -4,4 +4,6 @@
 // retired_at (null while the edge holds), live (unused here)}.
 UNWIND $rows AS r
 MATCH (:Transformation {urn: r.src})-[e:WRITES_TO]->(:Asset {urn: r.dst})
-SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at
+SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at,
+    e.changed_at = reduce(m = e.changed_at, t IN coalesce(r.stopped, []) + coalesce(r.resumed, []) |
+                          CASE WHEN m >= t THEN m ELSE t END)

@@ -4,4 +4,6 @@
 UNWIND $rows AS r
 MATCH (n:Asset {urn: r.urn})-[e:FLOWS_TO|READS_FROM|WRITES_TO]-()
 WHERE n.deleted_at = r.at AND e.retired_at IS NULL
-SET e.retired_at = r.at, e.stopped = coalesce(e.stopped, []) + [r.at], e.live = []
+SET e.retired_at = r.at,
+    e.changed_at = CASE WHEN e.changed_at >= r.at THEN e.changed_at ELSE r.at END,
+    e.stopped = coalesce(e.stopped, []) + [r.at], e.live = []

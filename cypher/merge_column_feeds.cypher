@@ -11,10 +11,12 @@ UNWIND $rows AS r
 MATCH (a:Column {urn: r.src})
 MATCH (b:Column {urn: r.dst})
 MERGE (a)-[e:FEEDS]->(b)
-ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.via = r.via, e.live = r.via,
+ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at, e.via = r.via, e.live = r.via,
               e.masked_by = r.masked_by,
               e.plain = size(r.masked_by) = 0
 ON MATCH SET
+    e.changed_at = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
+                         AND coalesce(e.changed_at, 0) < r.at THEN r.at ELSE e.changed_at END,
     e.resumed = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
                      THEN coalesce(e.resumed, []) + [r.at] ELSE e.resumed END,
     e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,

@@ -12,9 +12,11 @@ WITH r, clash
 WHERE clash IS NULL
 MERGE (n:Asset:Dataset {urn: r.urn})
 ON CREATE SET n += r.props, n.system = r.system, n.name = r.name, n.first_seen = r.seen,
-              n.last_seen = r.seen
+              n.changed_at = r.seen, n.last_seen = r.seen
 ON MATCH SET n += CASE WHEN r.seen >= n.last_seen THEN r.props ELSE {} END,
     n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,
+    n.changed_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen >= n.deleted_at
+                          AND coalesce(n.changed_at, 0) < r.seen THEN r.seen ELSE n.changed_at END,
     n.restored = CASE WHEN n.deleted_at IS NOT NULL AND r.seen >= n.deleted_at
                       THEN coalesce(n.restored, []) + [r.seen] ELSE n.restored END,
     n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at

@@ -8,8 +8,11 @@ UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})
 MERGE (a)-[e:FLOWS_TO]->(b)
-ON CREATE SET e.first_seen = r.at, e.last_seen = r.at, e.runs = 1, e.via = r.via, e.live = r.via
+ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at,
+              e.runs = 1, e.via = r.via, e.live = r.via
 ON MATCH SET
+    e.changed_at = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
+                         AND coalesce(e.changed_at, 0) < r.at THEN r.at ELSE e.changed_at END,
     e.resumed = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
                      THEN coalesce(e.resumed, []) + [r.at] ELSE e.resumed END,
     e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,

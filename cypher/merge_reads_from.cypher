@@ -6,8 +6,10 @@ UNWIND $rows AS r
 MATCH (t:Transformation {urn: r.t})
 MATCH (a:Asset {urn: r.asset})
 MERGE (t)-[e:READS_FROM]->(a)
-ON CREATE SET e.first_seen = r.at, e.last_seen = r.at
+ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at
 ON MATCH SET
+    e.changed_at = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
+                         AND coalesce(e.changed_at, 0) < r.at THEN r.at ELSE e.changed_at END,
     e.resumed = CASE WHEN e.retired_at IS NOT NULL AND r.at > e.retired_at
                      THEN coalesce(e.resumed, []) + [r.at] ELSE e.resumed END,
     e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,

@@ -17,7 +17,8 @@ WHERE NOT clash:File
 WITH r, d, clash
 WHERE clash IS NULL
 MERGE (n:Asset:File {urn: r.urn})
-ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen, n.last_seen = r.seen,
+ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen,
+              n.changed_at = r.seen, n.last_seen = r.seen,
               n.size = r.size,
               n.storage_class = r.storage_class, n.last_modified = r.last_modified,
               n.access_tier = r.access_tier
@@ -27,6 +28,8 @@ ON MATCH SET n.bucket = null, n.key = null, n.etag = null,
     n.last_modified = CASE WHEN r.seen >= n.last_seen THEN r.last_modified ELSE n.last_modified END,
     n.access_tier = CASE WHEN r.seen >= n.last_seen THEN r.access_tier ELSE n.access_tier END,
     n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,
+    n.changed_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen >= n.deleted_at
+                          AND coalesce(n.changed_at, 0) < r.seen THEN r.seen ELSE n.changed_at END,
     n.restored = CASE WHEN n.deleted_at IS NOT NULL AND r.seen >= n.deleted_at
                       THEN coalesce(n.restored, []) + [r.seen] ELSE n.restored END,
     n.deleted_at = CASE WHEN n.deleted_at IS NOT NULL AND r.seen < n.deleted_at THEN n.deleted_at ELSE null END,

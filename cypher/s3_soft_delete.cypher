@@ -4,5 +4,7 @@
 MATCH (f:File)
 WHERE f.urn STARTS WITH $root AND f.deleted_at IS NULL
   AND f.last_seen < $started
-SET f.deleted_at = $started, f.deleted = coalesce(f.deleted, []) + [$started]
+SET f.deleted_at = $started,
+    f.changed_at = CASE WHEN f.changed_at >= $started THEN f.changed_at ELSE $started END,
+    f.deleted = coalesce(f.deleted, []) + [$started]
 RETURN count(f) AS deleted

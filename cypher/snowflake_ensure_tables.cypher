@@ -10,4 +10,4 @@ WITH r, clash
 WHERE clash IS NULL
 MERGE (n:Asset:Table {urn: r.urn})
 ON CREATE SET n += r.props, n.system = r.system, n.name = r.name, n.first_seen = r.seen,
-              n.last_seen = r.seen
+              n.changed_at = r.seen, n.last_seen = r.seen

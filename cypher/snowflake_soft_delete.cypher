@@ -4,4 +4,6 @@
 UNWIND $rows AS r
 MATCH (n:Asset {urn: r.urn})
 WHERE n.deleted_at IS NULL AND n.last_seen <= r.at
-SET n.deleted_at = r.at, n.deleted = coalesce(n.deleted, []) + [r.at]
+SET n.deleted_at = r.at,
+    n.changed_at = CASE WHEN n.changed_at >= r.at THEN n.changed_at ELSE r.at END,
+    n.deleted = coalesce(n.deleted, []) + [r.at]

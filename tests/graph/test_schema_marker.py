@@ -16,8 +16,9 @@ from graphs import drop_graph
 
 from lineagegraph.graph import falkordb as falkordb_store
 from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
-from lineagegraph.graph.statements import schema_statements
+from lineagegraph.graph.statements import schema_statements, schema_version
 from lineagegraph.graph.store import open_store
+from lineagegraph.questions import history
 from lineagegraph.settings import GraphSettings
 
 WRITE_COMMANDS = ("cmdstat_graph.QUERY", "cmdstat_graph.CONSTRAINT", "cmdstat_set")
@@ -66,6 +67,37 @@ def test_an_older_schema_is_brought_up_to_date(tmp_path: Path) -> None:
         before = writes(keeper)
         open_embedded(tmp_path).close()
         assert writes(keeper) == before  # marked current by the upgrade
+
+
+def test_an_older_store_gets_changed_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store written before `changed_at` (schema step 2) gets it on open, page by page: the
+    newest of each asset's and lineage edge's history times, so `diff` finds their changes."""
+    table = {"system": "snowflake", "props": {}}
+    with open_embedded(tmp_path) as store:
+        store.run("merge_tables", {"rows": [{**table, "urn": u, "name": u, "seen": 100}
+                                            for u in ("a", "b", "c")]})  # fmt: skip
+        store.run("snowflake_soft_delete", {"rows": [{"urn": "b", "at": 300}]})
+        store.run("merge_tables", {"rows": [{**table, "urn": "b", "name": "b", "seen": 400}]})
+        store.run("snowflake_soft_delete", {"rows": [{"urn": "c", "at": 500}]})
+        flows = [{"src": "a", "dst": d, "at": 100, "via": []} for d in ("b", "c")]
+        store.run("merge_flows", {"rows": flows})
+        stop = {"src": "a", "dst": "b", "stopped": [200], "resumed": None, "retired_at": 200}
+        store.run("history_set_flows", {"rows": [{**stop, "live": []}]})
+        store.execute("MATCH (n) SET n.changed_at = null", write=True)
+        store.execute("MATCH ()-[e]->() SET e.changed_at = null", write=True)
+        store._db.connection.set(store._schema_key, f"2:{schema_version('falkordb')}")
+        assert history.diff(store, 150, 250).changes == []
+    monkeypatch.setattr(falkordb_store, "ENCODE_PAGE", 2)  # several pages
+    with open_embedded(tmp_path) as store:
+        assets = store.execute("MATCH (a:Asset) RETURN a.urn, a.changed_at", write=False).rows
+        assert sorted(assets) == [["a", 100], ["b", 400], ["c", 500]]
+        edges = store.execute(
+            "MATCH (a)-[e:FLOWS_TO]->(b) RETURN b.urn, e.changed_at", write=False
+        ).rows
+        assert sorted(edges) == [["b", 200], ["c", 100]]
+        removed = [(c.what, c.urn, c.to) for c in history.diff(store, 150, 250).changes]
+        assert removed == [("FLOWS_TO", "a", "b")]
+        assert store._db.connection.get(store._schema_key) == falkordb_store._current_schema()
 
 
 def test_a_dropped_graph_gets_its_schema_again(tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ def snowflake_settings(
     )
 
 
-HISTORY = ("stopped", "resumed", "retired_at", "live", "deleted", "restored")
+HISTORY = ("stopped", "resumed", "retired_at", "live", "deleted", "restored", "changed_at")
 """The history of edges and assets (docs/history.md): exact for runs in time order, else it
 depends on the windows (and a DROP undone within a window by a later sighting leaves none)."""
 

@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from lineagegraph.cli import cli
+from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.history import delete_assets
+from lineagegraph.graph.statements import statement
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import EventMapper, Located
@@ -257,6 +259,70 @@ def test_as_of_and_diff_equal_a_replay(store: GraphStore, steps: list[tuple[Any,
         want = end.reach(urn(name), "FLOWS_TO", True) if urn(name) in end.present else None
         if want is not None:
             assert {r.urn for r in lineage.traverse(store, urn(name), "downstream")} == want
+
+
+def changed_at_of(store: GraphStore, kind: str, src: str, dst: str) -> Any:
+    rows = store.execute(
+        f"MATCH ({{urn: $src}})-[e:{kind}]->({{urn: $dst}}) RETURN e.changed_at",
+        {"src": src, "dst": dst},
+        write=False,
+    ).rows
+    return rows[0][0]
+
+
+@pytest.mark.parametrize("store", ["falkordb"], indirect=True)
+def test_diff_finds_an_edge_whose_only_change_is_a_stop(store: GraphStore) -> None:
+    """`diff` picks what changed through the range index on `changed_at`: an edge first seen
+    before the window whose only change in it is a stop (b no longer read) has its changed_at
+    moved to the stop, so it is listed; without changed_at it would not be."""
+    play(store, [("run", "j1", ("a", "b"), ("o1",)), ("flush",), ("run", "j1", ("a",), ("o1",))])
+    first, stop = T0 + STEP, T0 + 3 * STEP
+    flow = ("FLOWS_TO", urn("b"), urn("o1"))
+    assert changed_at_of(store, *flow) == stop
+    assert changed_at_of(store, "FLOWS_TO", urn("a"), urn("o1")) == first
+    added, removed = diff_things(store, stop - 1, stop)
+    assert added == set()
+    assert removed == {flow, ("READS_FROM", job_urn("j1"), urn("b")),
+                       ("FEEDS", urn("b") + "#x", urn("o1") + "#x")}  # fmt: skip
+    store.execute(
+        "MATCH ({urn: $src})-[e:FLOWS_TO]->({urn: $dst}) SET e.changed_at = $first",
+        {"src": flow[1], "dst": flow[2], "first": first},
+        write=True,
+    )
+    assert flow not in diff_things(store, stop - 1, stop)[1]  # found through changed_at only
+
+
+@pytest.mark.parametrize("store", ["falkordb"], indirect=True)
+def test_the_diff_statements_start_from_range_indexes(store: GraphStore) -> None:
+    """Each part of the diff's statements starts from an index on the embedded store (an edge
+    index serves one relationship type), never from a scan of every asset or edge."""
+    assert isinstance(store, FalkorDBStore)
+    window = {"since": T0, "until": T0 + STEP}
+    names = ("history_changed_assets", "history_changed_columns", "history_changed_edges",
+             "history_schema_changes")  # fmt: skip
+    plans = {name: "\n".join(store._graph.explain(statement(name), window).plan) for name in names}
+    assert plans["history_changed_edges"].count("Edge By Index Scan") == 4
+    assert "All Node Scan" not in plans["history_changed_edges"]
+    for name in ("history_changed_assets", "history_changed_columns", "history_schema_changes"):
+        assert "Node By Index Scan" in plans[name], plans[name]
+        assert "Label Scan" not in plans[name] and "All Node Scan" not in plans[name], plans[name]
+    assert plans["history_changed_columns"].count("Node By Index Scan") == 2
+
+
+@pytest.mark.parametrize("store", ["falkordb"], indirect=True)
+def test_s3_deletion_and_return_move_changed_at(store: GraphStore) -> None:
+    """The S3 writers keep changed_at too: an object deleted by a complete scan, and back on a
+    later one, is listed by diff in both windows."""
+    obj, dataset = "s3://lake/t/part-0", "s3://lake/t/"
+    row = {"urn": obj, "dataset": dataset, "name": "part-0", "size": 1,
+           "storage_class": "STANDARD", "last_modified": T0, "access_tier": None}  # fmt: skip
+    params = {"bucket": "lake", "region": None}
+    store.run("s3_merge_datasets", {**params, "rows": [{"urn": dataset, "name": "t/", "seen": T0}]})
+    store.run("s3_merge_files", {"rows": [{**row, "seen": T0}]})
+    store.run("s3_soft_delete", {"root": "s3://lake/t/", "started": T0 + STEP})
+    store.run("s3_merge_files", {"rows": [{**row, "seen": T0 + 2 * STEP}]})
+    assert diff_things(store, T0, T0 + STEP) == (set(), {("Asset", obj, None)})
+    assert diff_things(store, T0 + STEP, T0 + 2 * STEP) == ({("Asset", obj, None)}, set())
 
 
 # --- the CLI ---------------------------------------------------------------------------------

@@ -40,10 +40,12 @@ stores), never answered the first statement of a new graph: its global lock's re
 gone below zero. After this long the store kills its server and starts it again, once."""
 # Bump when init_schema's own steps change (the schema file's changes are seen by themselves).
 # 2: strings in stored form (lineagegraph.graph.text); init_schema re-encodes older stores.
-SCHEMA_STEPS = 2
+# 3: `changed_at` on assets and lineage edges (docs/history.md); init_schema sets it on older ones.
+SCHEMA_STEPS = 3
 ENCODED_SINCE = 2
+CHANGED_AT_SINCE = 3
 ENCODE_PAGE = 20_000
-"""Node ids a step of `_encode_stored_strings` reads at once."""
+"""Node ids a step of `_encode_stored_strings` or `_set_changed_at` takes at once."""
 
 
 class FalkorDBStore(GraphStore):
@@ -239,8 +241,11 @@ class FalkorDBStore(GraphStore):
                 if "already indexed" not in str(exc):
                     raise QueryError(f"schema statement failed: {exc}") from None
         marker = self._db.connection.get(self._schema_key)
-        if marker is None or int(marker.split(":")[0]) < ENCODED_SINCE:  # strings as they were
+        step = 0 if marker is None else int(marker.split(":")[0])
+        if step < ENCODED_SINCE:  # strings as they were
             self._encode_stored_strings()
+        if step < CHANGED_AT_SINCE:
+            self._set_changed_at()
         existing = {
             (c["label"], tuple(c["properties"]))
             for c in self._constraints()
@@ -282,6 +287,20 @@ class FalkorDBStore(GraphStore):
                 log.info("re-encoded the strings of %s below node id %d", kind, start + ENCODE_PAGE)
         for kind in ("nodes", "edges"):
             self._db.connection.delete(f"{self._schema_key}:encoded-{kind}-below")
+
+    def _set_changed_at(self) -> None:
+        """Set `changed_at` on the assets and lineage edges of a store written before
+        CHANGED_AT_SINCE (`diff` finds changes through its index, so one without it would never
+        be listed), a page of node ids per transaction. Idempotent: an interrupted run starts
+        again from the first page."""
+        [[top]] = self._run(RO_QUERY_CMD, statement("store_node_id_max")).rows
+        if top is None:  # a new (or empty) graph
+            return
+        for start in range(0, top + 1, ENCODE_PAGE):
+            page = {"from": start, "to": start + ENCODE_PAGE}
+            for kind in ("assets", "edges"):
+                self._run(QUERY_CMD, self._encode(statement(f"store_changed_at_{kind}"), page))
+            log.info("set changed_at below node id %d of %d", start + ENCODE_PAGE, top + 1)
 
     def _constraints(self) -> list[dict[str, Any]]:
         res = self._graph.ro_query("CALL db.constraints()")
