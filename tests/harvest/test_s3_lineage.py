@@ -1,7 +1,7 @@
 """S3 deletions stop lineage: a complete scan that leaves no object under a dataset that lineage
 runs through deletes it as of the scan, and its lineage edges stop then (docs/history.md); a
 partial scan deletes nothing. Lineage from Spark-shaped OpenLineage events (namespace
-`s3://bucket`), objects on moto's real S3 server."""
+`s3://bucket`); objects listed from moto's real S3 server, or from S3 Inventory reports on it."""
 
 from __future__ import annotations
 
@@ -13,11 +13,18 @@ from typing import Any
 
 import pytest
 from botocore.client import BaseClient
-from s3_fixtures import deleted, put_many, run_of, s3_settings
+from s3_fixtures import (
+    InventoryRow,
+    deleted,
+    put_many,
+    run_of,
+    s3_settings,
+    write_inventory,
+)
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.openlineage import harvest_openlineage
-from lineagegraph.harvest.s3.harvester import harvest_s3
+from lineagegraph.harvest.s3.harvester import harvest_s3, harvest_s3_inventory
 from lineagegraph.harvest.s3.scan import ScanStats
 from lineagegraph.questions import lineage
 
@@ -150,3 +157,23 @@ def test_a_refused_mass_delete_stops_no_lineage(
     assert report.status == "partial" and report.soft_deleted == 0
     assert set(edges(store, f"s3://{bucket}/gone").values()) == {None}
     assert run_of(store, report.run_id).get("count_datasets_deleted") is None
+
+
+def test_an_inventory_report_without_a_datasets_objects_deletes_it_as_of_the_report(
+    store: GraphStore, moto: BaseClient, bucket: str, moto_endpoint: str, tmp_path: Path
+) -> None:
+    day, t0 = 86_400_000, 1_717_200_000_000  # 2024-06-01
+    harvest_events(store, tmp_path / "ol.jsonl", spark_event(bucket, t0 - day, ("gone", "kept")))
+    settings = s3_settings(moto_endpoint)
+    kept = [InventoryRow(key) for key in KEPT]
+    rows = [*kept, *(InventoryRow(key) for key in DOOMED)]
+    harvest_s3_inventory(store, settings, write_inventory(moto, bucket, [rows], created=t0))
+    newer = write_inventory(moto, bucket, [kept], created=t0 + day)
+    report = harvest_s3_inventory(store, settings, newer)
+
+    gone = f"s3://{bucket}/gone"
+    assert report.status == "success" and report.soft_deleted == 2
+    assert dataset(store, gone)["deleted_at"] == t0 + day  # the report's time
+    assert edges(store, gone) == {"FLOWS_TO": t0 + day, "READS_FROM": t0 + day, "FEEDS": t0 + day}
+    assert upstream(store) == {f"s3://{bucket}/kept"}
+    assert upstream(store, as_of=t0 + day - 1) == {gone, f"s3://{bucket}/kept"}
