@@ -56,16 +56,15 @@ def settle(
         if not unseen:
             continue
         before = max(previous[scope], unseen)  # what it did not see was there before it
-        live = present - unseen
-        refusal = (
-            None if allow_mass_delete else shrink_refusal(scope, before, live, unseen, settings)
-        )
-        if refusal:
-            errors.append(refusal)
-            continue
-        vanished = store.read("s3_scope_vanished", params)
+        share = settings.max_delete_share
         if not allow_mass_delete:
-            refusal = vanish_refusal(scope, vanished, before, unseen, settings.max_delete_share)
+            refusal = shrink_refusal(scope, before, present - unseen, unseen, share)
+            if refusal:
+                errors.append(refusal)
+                continue
+        vanished = store.read("s3_scope_vanished", params)  # the guard's, and emptied datasets
+        if not allow_mass_delete:
+            refusal = vanish_refusal(scope, vanished, before, unseen, share)
             if refusal:
                 errors.append(refusal)
                 continue
@@ -103,12 +102,9 @@ def _stopped(scope: Scope, unseen: int, previous: int, share: float) -> tuple[st
     return what, f"more than s3.max_delete_share ({share:.0%})"
 
 
-def shrink_refusal(
-    scope: Scope, previous: int, live: int, unseen: int, settings: S3Settings
-) -> str | None:
+def shrink_refusal(scope: Scope, previous: int, live: int, unseen: int, share: float) -> str | None:
     """Why a complete scan that leaves `live` of the scope's `previous` objects looks like a
     loss (an empty listing), or None: its live count falls below (1 - share) of before."""
-    share = settings.max_delete_share
     if live >= (1 - share) * previous:
         return None
     what, limit = _stopped(scope, unseen, previous, share)
