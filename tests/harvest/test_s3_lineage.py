@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 from botocore.client import BaseClient
 from s3_fixtures import (
+    Fault,
+    FaultProxy,
     InventoryRow,
     deleted,
+    is_listing,
     put_many,
     run_of,
     s3_settings,
@@ -132,20 +135,33 @@ def test_a_dataset_a_complete_scan_empties_is_deleted_and_its_lineage_stops(
     assert upstream(store, as_of=back) == {kept}  # the gap stays in the history
 
 
-def test_a_partial_scan_deletes_no_dataset_and_stops_no_lineage(
+def _nothing_stopped(store: GraphStore, bucket: str) -> None:
+    gone = f"s3://{bucket}/gone"
+    assert dataset(store, gone).get("deleted_at") is None
+    assert set(edges(store, gone).values()) == {None}
+    assert upstream(store) == {gone, f"s3://{bucket}/kept"}
+    assert set(deleted(store, bucket).values()) == {None}
+
+
+def test_an_interrupted_scan_deletes_no_dataset_and_stops_no_lineage(
     store: GraphStore, moto: BaseClient, bucket: str, lake
 ) -> None:  # type: ignore[no-untyped-def]
-    gone = f"s3://{bucket}/gone"
-
     def ctrl_c(stats: ScanStats) -> None:
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
         harvest_s3(store, lake, bucket, progress=ctrl_c)
-    assert dataset(store, gone).get("deleted_at") is None
-    assert set(edges(store, gone).values()) == {None}
-    assert upstream(store) == {gone, f"s3://{bucket}/kept"}
-    assert set(deleted(store, bucket).values()) == {None}
+    _nothing_stopped(store, bucket)
+
+
+def test_a_failed_listing_deletes_no_dataset_and_stops_no_lineage(
+    store: GraphStore, moto: BaseClient, bucket: str, lake, fault_proxy: FaultProxy
+) -> None:  # type: ignore[no-untyped-def]
+    fault_proxy.add(Fault(is_listing(continued=True), 500, "InternalError", "We broke"))
+    settings = s3_settings(fault_proxy.endpoint, page_size=5, retry_attempts=1)
+    report = harvest_s3(store, settings, bucket, allow_mass_delete=True)
+    assert report.status == "partial" and report.stats.objects == 5  # the first page only
+    _nothing_stopped(store, bucket)
 
 
 def test_a_refused_mass_delete_stops_no_lineage(
@@ -156,7 +172,7 @@ def test_a_refused_mass_delete_stops_no_lineage(
     report = harvest_s3(store, lake, bucket)
     assert report.status == "partial" and report.soft_deleted == 0
     assert set(edges(store, f"s3://{bucket}/gone").values()) == {None}
-    assert run_of(store, report.run_id).get("count_datasets_deleted") is None
+    assert dataset(store, f"s3://{bucket}/gone").get("deleted_at") is None
 
 
 def test_an_inventory_report_without_a_datasets_objects_deletes_it_as_of_the_report(
