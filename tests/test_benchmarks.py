@@ -57,6 +57,10 @@ FIGURES = {
     "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
     "bench_s3_access": [r"[\d,]+ lines/s", r"ratio: parse\+tally [\d.]+x reading alone"],
+    "bench_s3_deletion": [
+        r"new: emptied datasets, .* server cpu +[\d.]+ s",
+        r"ratio: new/scope step: server cpu [\d.]+x",
+    ],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
     "bench_s3_writers": [r"FileWriter +[\d.]+ s +[\d,]+ objects/s", r"ratio: GraphWriter [\d.]+x"],
     "bench_short_names": [
