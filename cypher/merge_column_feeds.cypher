@@ -26,4 +26,6 @@ ON MATCH SET
     e.masked_by = coalesce(e.masked_by, []) + [m IN r.masked_by WHERE NOT m IN coalesce(e.masked_by, [])],
     e.plain = coalesce(e.plain, true) OR size(r.masked_by) = 0,
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
-RETURN count(*) AS written
+WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
+SET s.changed_at = CASE WHEN t IS NULL OR s.changed_at >= t THEN s.changed_at ELSE t END
+RETURN sum(written) AS written
