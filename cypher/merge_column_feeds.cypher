@@ -11,7 +11,8 @@ UNWIND $rows AS r
 MATCH (a:Column {urn: r.src})
 MATCH (b:Column {urn: r.dst})
 MERGE (a)-[e:FEEDS]->(b)
-ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at, e.via = r.via, e.live = r.via,
+ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at, e.via = r.via,
+              e.live = r.via,
               e.masked_by = r.masked_by,
               e.plain = size(r.masked_by) = 0
 ON MATCH SET

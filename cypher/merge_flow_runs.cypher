@@ -8,7 +8,8 @@ UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})
 MERGE (a)-[e:FLOWS_TO]->(b)
-ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.first - 1, e.runs = 0, e.via = [],
+ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.first - 1,
+              e.runs = 0, e.via = [],
               e.live = r.via
 WITH e, r, size([x IN r.times WHERE x > e.last_seen]) AS added
 SET e.runs = e.runs + added,

@@ -9,7 +9,8 @@ UNWIND $rows AS r
 MATCH (t:Transformation {urn: r.t})
 MATCH (a:Asset {urn: r.asset})
 MERGE (t)-[e:READS_FROM]->(a)
-ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.last, e.read_count = r.count
+ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.last,
+              e.read_count = r.count
 ON MATCH SET
     e.read_count = coalesce(e.read_count, 0) + r.count,
     e.first_seen = CASE WHEN r.first < e.first_seen THEN r.first ELSE e.first_seen END,
