@@ -17,5 +17,6 @@ SET e.runs = e.runs + added,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.last_seen = CASE WHEN r.last > e.last_seen THEN r.last ELSE e.last_seen END
 WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
-SET s.changed_at = CASE WHEN t IS NULL OR s.changed_at >= t THEN s.changed_at ELSE t END
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
 RETURN sum(written) AS written

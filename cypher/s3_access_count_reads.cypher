@@ -16,7 +16,8 @@ ON MATCH SET
     e.first_seen = CASE WHEN r.first < e.first_seen THEN r.first ELSE e.first_seen END,
     e.last_seen = CASE WHEN r.last > e.last_seen THEN r.last ELSE e.last_seen END
 WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
-SET s.changed_at = CASE WHEN t IS NULL OR s.changed_at >= t THEN s.changed_at ELSE t END
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
 WITH sum(written) AS written
 UNWIND $logs AS l
 MERGE (m:S3AccessLog {key: l.key})
