@@ -7,3 +7,6 @@ MATCH (:Column {urn: r.src})-[e:FEEDS]->(:Column {urn: r.dst})
 SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at,
     e.changed_at = reduce(m = e.changed_at, t IN coalesce(r.stopped, []) + coalesce(r.resumed, []) |
                           CASE WHEN m >= t THEN m ELSE t END), e.live = r.live
+WITH startNode(e) AS s, max(e.changed_at) AS t
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)

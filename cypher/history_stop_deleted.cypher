@@ -7,3 +7,6 @@ WHERE n.deleted_at = r.at AND e.retired_at IS NULL
 SET e.retired_at = r.at,
     e.changed_at = CASE WHEN e.changed_at >= r.at THEN e.changed_at ELSE r.at END,
     e.stopped = coalesce(e.stopped, []) + [r.at], e.live = []
+WITH startNode(e) AS s, max(e.changed_at) AS t
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)

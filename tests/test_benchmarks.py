@@ -27,6 +27,11 @@ FIGURES = {
     "bench_cli_warm": [r"warm, serve running: +median [\d.]+ s", r"ratio: cold [\d.]+x warm"],
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],
+    "bench_history_diff": [
+        r"diff of the day: [\d,]+ changes in [\d.]+ s",
+        r"memory .* [+-][\d.]+ %",
+        r"ratio: full scans [\d.]+x the indexed statements",
+    ],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
     "bench_kafka": [
         r"harvest kafka \(in process, join included\): [\d,]+ events/s",
