@@ -12,7 +12,9 @@ embedded store, then:
   drift, new edges, new assets, deleted assets whose lineage stops with them), then
   `history.diff` over that day, and the statements it reads, timed against the full-scan
   statements it used before `changed_at` (benchmarks/baseline_history_*.cypher), which must
-  return the same rows (goal: under 5 s).
+  return the same rows (goal: under 5 s);
+- the writers' cost: merge_flow_runs, which now raises each source's changed_at, against
+  itself before (benchmarks/baseline_merge_flow_runs.cypher).
 
     .venv/bin/python benchmarks/bench_history_diff.py                 # 1,000,000 assets
     .venv/bin/python benchmarks/bench_history_diff.py --assets 100000 --changes 2000
@@ -167,14 +169,56 @@ def timed_reads(store: FalkorDBStore, texts: dict[str, str], window: dict[str, i
     return out
 
 
+def writer_cost(store: FalkorDBStore, settings: GraphSettings, rows: int, seed: int) -> None:
+    """merge_flow_runs now (it raises each source's changed_at) against before changed_at
+    (benchmarks/baseline_merge_flow_runs.cypher), into two fresh graphs of the same server,
+    batches alternated: the edges created, then merged again. Worst case: every edge is newer
+    than its source's changed_at, so every source is raised."""
+    rng = random.Random(seed + 3)
+    nodes = max(10, rows // 2)
+    assets = [{"urn": f"a{i}", "system": "s", "name": f"a{i}", "seen": 1, "props": {}}
+              for i in range(nodes)]  # fmt: skip
+    flows = {(f"a{rng.randrange(nodes)}", f"a{rng.randrange(nodes)}") for _ in range(rows)}
+    rows_of = [{"src": s, "dst": d, "times": [5, 6], "first": 5, "last": 6, "via": ["j"]}
+               for s, d in sorted(flows)]  # fmt: skip
+    parts = [rows_of[i : i + 5_000] for i in range(0, len(rows_of), 5_000)]
+    baseline = (HERE / "baseline_merge_flow_runs.cypher").read_text(encoding="utf-8")
+    texts = {"new": statement("merge_flow_runs"), "old": baseline}
+    graphs = {}
+    for way in texts:
+        graphs[way] = open_store(settings.model_copy(update={"graph_name": f"bench_writer_{way}"}))
+        graphs[way].execute("MATCH (n) DETACH DELETE n", write=True)
+        graphs[way].init_schema()
+        graphs[way].write_batches("merge_tables", assets, ("urn",))
+    pid = store._server.server_pid()
+    try:
+        for round_name in ("created", "merged again"):
+            cpu = dict.fromkeys(texts, 0.0)
+            for i, part in enumerate(parts):
+                for way in ("old", "new") if i % 2 else ("new", "old"):
+                    began = server_cpu_s(pid)
+                    graphs[way].write_parts(texts[way], [part])
+                    cpu[way] += server_cpu_s(pid) - began
+            print(
+                f"merge_flow_runs, {len(flows):,} FLOWS_TO {round_name}: server CPU "
+                f"{cpu['new']:.1f} s now, {cpu['old']:.1f} s before changed_at: "
+                f"ratio: writer {cpu['new'] / max(cpu['old'], 0.01):.2f}x"
+            )
+    finally:
+        for graph in graphs.values():
+            graph.execute("MATCH (n) DETACH DELETE n", write=True)
+            graph.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--assets", type=int, default=1_000_000, help="assets in the graph")
     parser.add_argument("--changes", type=int, default=10_000, help="changes within the day")
     parser.add_argument("--repeat", type=int, default=3, help="timed diffs, each way")
+    parser.add_argument("--writer-rows", type=int, default=250_000, help="FLOWS_TO rows timed")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--data-dir", type=Path, help="store directory (default: a temp dir)")
-    args = parse_args(parser, assets=1_000, changes=100, repeat=1)
+    args = parse_args(parser, assets=1_000, changes=100, repeat=1, writer_rows=2_000)
     smallest = int(CHAIN_LENGTH / CHAIN_SHARE)
     if args.assets < smallest:
         parser.error(f"--assets must be at least {smallest:,} (bench_traversal's graph)")
@@ -286,6 +330,7 @@ def run(store: FalkorDBStore, settings: GraphSettings, args: argparse.Namespace)
         f"ratio: full scans {o_ms / n_ms:.1f}x the indexed statements; memory with history "
         f"{with_history / plain:.2f}x without"
     )
+    writer_cost(store, settings, args.writer_rows, args.seed)
     print(load())
     return store
 

@@ -31,6 +31,7 @@ FIGURES = {
         r"diff of the day: [\d,]+ changes in [\d.]+ s",
         r"memory .* [+-][\d.]+ %",
         r"ratio: full scans [\d.]+x the indexed statements",
+        r"merge_flow_runs, .* merged again: .* ratio: writer [\d.]+x",
     ],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
     "bench_kafka": [
