@@ -1,26 +1,50 @@
-"""`serve` evaluates the alert rules every [alerts] interval_seconds in a thread of its own:
-the rules read the graph through the service's read store one statement at a time (a lineage
-request waits for one statement, never for a whole evaluation), and the notifications are sent
-without holding it."""
+"""`serve` evaluates the alert rules every [alerts] interval_seconds, in a process of its own.
+
+The rules read the whole graph (every freshness window) and walk lineage from every late
+asset: seconds of Python and store work. In serve's own process they would share the
+interpreter lock with the threads answering lineage requests, and take the read store's lock
+statement after statement, so each request round trip could wait for them. The evaluator is a
+child process at a lower CPU priority ([alerts] evaluator_nice) with a store connection of its
+own (on the embedded store it joins serve's server), which never takes serve's read lock: a
+lineage request waits for neither. Only the firing alerts come back, as plain values; the
+notifications (state, delivery) are sent from serve's thread, as `lineagegraph alerts` does.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import multiprocessing
+import os
 import threading
+from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from lineagegraph.alerts_settings import AlertSettings
+from lineagegraph.errors import StoreError
+from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.notify import Evaluation, notify
 from lineagegraph.pipeline import now_ms
-from lineagegraph.questions.alerts import evaluate
+from lineagegraph.questions.alerts import Alert
 
 if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+
+    from lineagegraph.graph.store import GraphStore
     from lineagegraph.serve.app import Service
 
 log = logging.getLogger(__name__)
+STOP_SECONDS = 30.0
+"""How long a stopping serve waits for the evaluator to close its store before killing it."""
+
+
+class EvaluationFailed(Exception):
+    """The evaluator process could not evaluate (its error, in words)."""
 
 
 class AlertLoop:
-    """The evaluation thread; `last` is the newest evaluation (for /metrics)."""
+    """The thread that asks the evaluator process every interval and notifies; `last` is the
+    newest evaluation (for /metrics)."""
 
     def __init__(self, service: Service) -> None:
         self.service = service
@@ -28,6 +52,7 @@ class AlertLoop:
         self.last: Evaluation | None = None
         self.evaluations = 0
         self.failures = 0
+        self.evaluator = Evaluator(service.settings.graph, service.settings.alerts.evaluator_nice)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lineagegraph-alerts", daemon=True)
 
@@ -39,11 +64,12 @@ class AlertLoop:
         self._stop.set()
         if self._thread.is_alive():
             self._thread.join()
+        self.evaluator.close()
 
     def evaluate_now(self) -> Evaluation:
         settings = self.service.settings
         now = now_ms()
-        firing = evaluate(_StatementAtATime(self.service), settings.alerts, now)
+        firing = self.evaluator.evaluate(settings.alerts, now)
         self.last = notify(settings, firing, now)
         self.evaluations += 1
         return self.last
@@ -58,12 +84,107 @@ class AlertLoop:
             self._stop.wait(self.every)
 
 
-class _StatementAtATime:
-    """The service's read store, its lock taken for each statement."""
+class Evaluator:
+    """The child process that evaluates the rules over its own store connection, started on
+    the first evaluation and again after it died; one evaluation at a time."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, graph: GraphSettings, nice: int) -> None:
+        self.graph = graph
+        self.nice = nice
+        self._process: BaseProcess | None = None
+        self._conn: Connection | None = None
+        self._lock = threading.Lock()
 
-    def read(self, name: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        rows: list[dict[str, Any]] = self.service.read(lambda store: store.read(name, params))
-        return rows
+    @property
+    def pid(self) -> int | None:
+        """The live evaluator's process id (None before the first evaluation)."""
+        return self._process.pid if self._process and self._process.is_alive() else None
+
+    def evaluate(self, alerts: AlertSettings, now: int) -> list[Alert]:
+        """The alerts firing at `now`, as lineagegraph.questions.alerts.evaluate gives them."""
+        with self._lock:
+            conn = self._started()
+            try:
+                conn.send((alerts, now))
+                kind, value = conn.recv()
+            except (EOFError, OSError) as exc:  # it died (killed, out of memory): start anew
+                self._end()
+                raise EvaluationFailed(
+                    f"the evaluator process ended: {exc or 'no answer'}"
+                ) from None
+        if kind != "ok":
+            raise EvaluationFailed(value)
+        return [Alert.from_dict(a) for a in value]
+
+    def close(self) -> None:
+        """Ask the evaluator to close its store and end; kill it if it does not in time."""
+        with self._lock:
+            if self._conn is not None:
+                with contextlib.suppress(OSError):
+                    self._conn.send(None)
+            self._end()
+
+    def _started(self) -> Connection:
+        if self._process is not None and self._process.is_alive() and self._conn is not None:
+            return self._conn
+        self._end()
+        # spawn, not fork: serve has threads (and a store client) that a fork would copy mid-use
+        context = multiprocessing.get_context("spawn")
+        ours, theirs = context.Pipe()
+        process = context.Process(
+            target=evaluator_main,
+            args=(theirs, self.graph, self.nice),
+            name="lineagegraph-alerts-evaluator",
+            daemon=True,
+        )
+        process.start()
+        theirs.close()
+        self._process, self._conn = process, ours
+        return ours
+
+    def _end(self) -> None:
+        process, conn = self._process, self._conn
+        self._process = self._conn = None
+        if process is not None:
+            process.join(STOP_SECONDS)
+            if process.is_alive():
+                log.warning("alerts: the evaluator process did not stop; killing it")
+                process.kill()
+                process.join()
+        if conn is not None:
+            conn.close()
+
+
+def evaluator_main(conn: Connection, graph: GraphSettings, nice: int) -> None:
+    """The evaluator process: answer each (AlertSettings, now) with ("ok", alerts as dicts) or
+    ("error", why) until None or serve's end of the pipe closes. A lost store is opened again
+    for the next evaluation."""
+    from lineagegraph.graph.store import open_store
+    from lineagegraph.questions.alerts import evaluate
+
+    os.nice(nice)
+    store: GraphStore | None = None
+    try:
+        while True:
+            try:
+                job = conn.recv()
+            except EOFError:  # serve is gone
+                return
+            if job is None:
+                return
+            alerts, now = job
+            reply: tuple[str, Any]
+            try:
+                if store is None:
+                    store = open_store(graph)
+                reply = ("ok", [a.as_dict() for a in evaluate(store, alerts, now)])
+            except Exception as exc:
+                if isinstance(exc, StoreError) and store is not None:
+                    with contextlib.suppress(Exception):
+                        store.close()
+                    store = None
+                reply = ("error", str(exc) or type(exc).__name__)
+            conn.send(reply)
+    finally:
+        if store is not None:
+            store.close()
