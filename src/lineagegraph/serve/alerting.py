@@ -6,8 +6,8 @@ interpreter lock with the threads answering lineage requests, and take the read 
 statement after statement, so each request round trip could wait for them. The evaluator is a
 child process at a lower CPU priority ([alerts] evaluator_nice) with a store connection of its
 own (on the embedded store it joins serve's server), which never takes serve's read lock: a
-lineage request waits for neither. Only the firing alerts come back, as plain values; the
-notifications (state, delivery) are sent from serve's thread, as `lineagegraph alerts` does.
+lineage request waits for neither. It notifies too (the alert states, the receivers), as
+`lineagegraph alerts` does, and hands back the evaluation for /metrics.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ import threading
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
-from lineagegraph.alerts_settings import AlertSettings
 from lineagegraph.errors import StoreError
-from lineagegraph.graph.settings import GraphSettings
-from lineagegraph.notify import Evaluation, notify
+from lineagegraph.notify import Evaluation
 from lineagegraph.pipeline import now_ms
-from lineagegraph.questions.alerts import Alert
+from lineagegraph.settings import Settings
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -52,7 +50,7 @@ class AlertLoop:
         self.last: Evaluation | None = None
         self.evaluations = 0
         self.failures = 0
-        self.evaluator = Evaluator(service.settings.graph, service.settings.alerts.evaluator_nice)
+        self.evaluator = Evaluator(service.settings)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="lineagegraph-alerts", daemon=True)
 
@@ -67,10 +65,7 @@ class AlertLoop:
         self.evaluator.close()
 
     def evaluate_now(self) -> Evaluation:
-        settings = self.service.settings
-        now = now_ms()
-        firing = self.evaluator.evaluate(settings.alerts, now)
-        self.last = notify(settings, firing, now)
+        self.last = self.evaluator.evaluate(now_ms())
         self.evaluations += 1
         return self.last
 
@@ -85,12 +80,11 @@ class AlertLoop:
 
 
 class Evaluator:
-    """The child process that evaluates the rules over its own store connection, started on
-    the first evaluation and again after it died; one evaluation at a time."""
+    """The child process that evaluates the rules over its own store connection and notifies,
+    started on the first evaluation and again after it died; one evaluation at a time."""
 
-    def __init__(self, graph: GraphSettings, nice: int) -> None:
-        self.graph = graph
-        self.nice = nice
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
         self._process: BaseProcess | None = None
         self._conn: Connection | None = None
         self._lock = threading.Lock()
@@ -100,12 +94,12 @@ class Evaluator:
         """The live evaluator's process id (None before the first evaluation)."""
         return self._process.pid if self._process and self._process.is_alive() else None
 
-    def evaluate(self, alerts: AlertSettings, now: int) -> list[Alert]:
-        """The alerts firing at `now`, as lineagegraph.questions.alerts.evaluate gives them."""
+    def evaluate(self, now: int) -> Evaluation:
+        """Evaluate the rules at `now` (epoch ms) and notify: what `lineagegraph alerts` does."""
         with self._lock:
             conn = self._started()
             try:
-                conn.send((alerts, now))
+                conn.send(now)
                 kind, value = conn.recv()
             except (EOFError, OSError) as exc:  # it died (killed, out of memory): start anew
                 self._end()
@@ -114,7 +108,8 @@ class Evaluator:
                 ) from None
         if kind != "ok":
             raise EvaluationFailed(value)
-        return [Alert.from_dict(a) for a in value]
+        evaluation: Evaluation = value
+        return evaluation
 
     def close(self) -> None:
         """Ask the evaluator to close its store and end; kill it if it does not in time."""
@@ -133,7 +128,7 @@ class Evaluator:
         ours, theirs = context.Pipe()
         process = context.Process(
             target=evaluator_main,
-            args=(theirs, self.graph, self.nice),
+            args=(theirs, self.settings),
             name="lineagegraph-alerts-evaluator",
             daemon=True,
         )
@@ -155,29 +150,30 @@ class Evaluator:
             conn.close()
 
 
-def evaluator_main(conn: Connection, graph: GraphSettings, nice: int) -> None:
-    """The evaluator process: answer each (AlertSettings, now) with ("ok", alerts as dicts) or
-    ("error", why) until None or serve's end of the pipe closes. A lost store is opened again
-    for the next evaluation."""
+def evaluator_main(conn: Connection, settings: Settings) -> None:
+    """The evaluator process: answer each time (epoch ms) with ("ok", Evaluation) or ("error",
+    why) until None or serve's end of the pipe closes. A lost store is opened again for the
+    next evaluation."""
     from lineagegraph.graph.store import open_store
+    from lineagegraph.notify import notify
     from lineagegraph.questions.alerts import evaluate
 
-    os.nice(nice)
+    os.nice(settings.alerts.evaluator_nice)
     store: GraphStore | None = None
     try:
         while True:
             try:
-                job = conn.recv()
+                now = conn.recv()
             except EOFError:  # serve is gone
                 return
-            if job is None:
+            if now is None:
                 return
-            alerts, now = job
             reply: tuple[str, Any]
             try:
                 if store is None:
-                    store = open_store(graph)
-                reply = ("ok", [a.as_dict() for a in evaluate(store, alerts, now)])
+                    store = open_store(settings.graph)
+                firing = evaluate(store, settings.alerts, now)
+                reply = ("ok", notify(settings, firing, now))
             except Exception as exc:
                 if isinstance(exc, StoreError) and store is not None:
                     with contextlib.suppress(Exception):
