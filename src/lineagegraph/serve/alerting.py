@@ -7,7 +7,8 @@ statement after statement, so each request round trip could wait for them. The e
 child process at a lower CPU priority ([alerts] evaluator_nice) with a store connection of its
 own (on the embedded store it joins serve's server), which never takes serve's read lock: a
 lineage request waits for neither. It notifies too (the alert states, the receivers), as
-`lineagegraph alerts` does, and hands back the evaluation for /metrics.
+`lineagegraph alerts` does, and hands back only what /metrics shows (thousands of alerts
+would be unpickled under serve's interpreter lock).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import logging
 import multiprocessing
 import os
 import threading
+from collections import Counter
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
 from lineagegraph.errors import StoreError
-from lineagegraph.notify import Evaluation
+from lineagegraph.notify import Delivery
 from lineagegraph.pipeline import now_ms
 from lineagegraph.settings import Settings
 
@@ -36,6 +39,15 @@ STOP_SECONDS = 30.0
 """How long a stopping serve waits for the evaluator to close its store before killing it."""
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What serve keeps of an evaluation, for /metrics: how many alerts fire by rule and
+    severity, and each receiver's delivery."""
+
+    firing: Counter[tuple[str, str]]
+    deliveries: list[Delivery]
+
+
 class EvaluationFailed(Exception):
     """The evaluator process could not evaluate (its error, in words)."""
 
@@ -47,7 +59,7 @@ class AlertLoop:
     def __init__(self, service: Service) -> None:
         self.service = service
         self.every = service.settings.alerts.interval_seconds
-        self.last: Evaluation | None = None
+        self.last: Outcome | None = None
         self.evaluations = 0
         self.failures = 0
         self.evaluator = Evaluator(service.settings)
@@ -64,7 +76,7 @@ class AlertLoop:
             self._thread.join()
         self.evaluator.close()
 
-    def evaluate_now(self) -> Evaluation:
+    def evaluate_now(self) -> Outcome:
         self.last = self.evaluator.evaluate(now_ms())
         self.evaluations += 1
         return self.last
@@ -94,7 +106,7 @@ class Evaluator:
         """The live evaluator's process id (None before the first evaluation)."""
         return self._process.pid if self._process and self._process.is_alive() else None
 
-    def evaluate(self, now: int) -> Evaluation:
+    def evaluate(self, now: int) -> Outcome:
         """Evaluate the rules at `now` (epoch ms) and notify: what `lineagegraph alerts` does."""
         with self._lock:
             conn = self._started()
@@ -108,8 +120,8 @@ class Evaluator:
                 ) from None
         if kind != "ok":
             raise EvaluationFailed(value)
-        evaluation: Evaluation = value
-        return evaluation
+        outcome: Outcome = value
+        return outcome
 
     def close(self) -> None:
         """Ask the evaluator to close its store and end; kill it if it does not in time."""
@@ -151,7 +163,7 @@ class Evaluator:
 
 
 def evaluator_main(conn: Connection, settings: Settings) -> None:
-    """The evaluator process: answer each time (epoch ms) with ("ok", Evaluation) or ("error",
+    """The evaluator process: answer each time (epoch ms) with ("ok", Outcome) or ("error",
     why) until None or serve's end of the pipe closes. A lost store is opened again for the
     next evaluation."""
     from lineagegraph.graph.store import open_store
@@ -173,7 +185,9 @@ def evaluator_main(conn: Connection, settings: Settings) -> None:
                 if store is None:
                     store = open_store(settings.graph)
                 firing = evaluate(store, settings.alerts, now)
-                reply = ("ok", notify(settings, firing, now))
+                evaluation = notify(settings, firing, now)
+                counts = Counter((a.rule, a.severity) for a in evaluation.alerts)
+                reply = ("ok", Outcome(counts, evaluation.deliveries))
             except Exception as exc:
                 if isinstance(exc, StoreError) and store is not None:
                     with contextlib.suppress(Exception):
