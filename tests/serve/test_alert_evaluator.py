@@ -46,6 +46,9 @@ def test_the_evaluator_gives_what_evaluate_gives_from_a_lower_priority_process(
             book = AlertBook.load(state_path(Settings(graph=graph)))
             assert book.firing == {alert.key: alert}  # notified: blast radius, folding kept
 
+            os.kill(pid, signal.SIGINT)  # Ctrl-C in serve's terminal: serve stops it, in order
+            assert evaluator.evaluate(NOW) == there and evaluator.pid == pid
+
             os.kill(pid, signal.SIGKILL)  # killed mid-life: this evaluation fails, saying so
             with pytest.raises(EvaluationFailed, match="evaluator process ended"):
                 evaluator.evaluate(NOW)

@@ -17,6 +17,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 from collections import Counter
 from dataclasses import dataclass
@@ -171,6 +172,8 @@ def evaluator_main(conn: Connection, settings: Settings) -> None:
     from lineagegraph.questions.alerts import evaluate
 
     os.nice(settings.alerts.evaluator_nice)
+    # Ctrl-C reaches every process of the terminal's group: serve stops this one in order.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     store: GraphStore | None = None
     try:
         while True:
@@ -194,7 +197,10 @@ def evaluator_main(conn: Connection, settings: Settings) -> None:
                         store.close()
                     store = None
                 reply = ("error", str(exc) or type(exc).__name__)
-            conn.send(reply)
+            try:
+                conn.send(reply)
+            except OSError:  # serve is gone (killed) while this one evaluated
+                return
     finally:
         if store is not None:
             store.close()
