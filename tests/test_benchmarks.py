@@ -57,7 +57,9 @@ FIGURES = {
     "bench_serve_alerts": [
         r"alerts off: GET /api/v1/lineage .*p50 [\d.]+ ms, p95 [\d.]+ ms",
         r"alerts every [\d.]+ s: GET .*p50 [\d.]+ ms, p95 [\d.]+ ms",
-        r"ratio: p95 with alerts [\d.]+x without",
+        r"p95 over \d+ run\(s\) each way: without evaluations [\d.]+ ms, with them [\d.]+ ms",
+        r"ratio: p95 with evaluations [\d.]+x without, of the requests that overlapped one "
+        r"[\d.]+x",
     ],
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],

@@ -29,6 +29,13 @@ class AlertSettings(Section):
         description="How often `serve` evaluates the rules and notifies (0: never; "
         "`lineagegraph alerts` evaluates once when run).",
     )
+    evaluator_nice: int = Field(
+        10,
+        ge=0,
+        le=19,
+        description="How much lower the CPU priority of `serve`'s evaluator process is (added "
+        "to its niceness): lineage requests come first while it evaluates.",
+    )
     freshness: dict[str, float] = Field(
         default_factory=dict,
         description="Freshness windows in hours by asset urn glob ('*' within a path segment, "

@@ -315,3 +315,33 @@ def test_a_stale_raw_table_with_fifty_assets_below_is_one_alert_naming_fifty(
     assert [(a.rule, a.subject) for a in alerts] == [("freshness", RAW)]
     assert sorted(alerts[0].explains) == marts
     assert alerts[0].blast.assets == 50
+
+
+def test_roots_searched_together_each_count_their_own_blast_radius(store: GraphStore) -> None:
+    """Two late sources whose lineage meets in a shared mart, searched in one go: each root's
+    blast radius and columns are its own (the shared mart counts in both), and the shared mart
+    is folded into one of them only, the lower key."""
+    a, b = "s3://raw/a", "s3://raw/b"
+    only_a, shared = "snowflake://acme/MARTS.PUBLIC.ONLY_A", "snowflake://acme/MARTS.PUBLIC.SHARED"
+    items: list[Item] = [Asset(u, "Dataset", "s3", u[-1], T0) for u in (a, b)]
+    items += [Asset(m, "Table", "snowflake", m.rsplit(".", 1)[1], T0) for m in (only_a, shared)]
+    items += [Column(f"{only_a}#{c}", only_a, c, T0) for c in ("x", "y", "z")]
+    items += [Column(f"{shared}#{c}", shared, c, T0) for c in ("x", "y")]
+    for hour in range(6):
+        at = T0 + hour * HOUR_MS
+        for source in (a, b):
+            items.append(Transformation(f"spark://load-{source[-1]}", "spark", "load",
+                                        f"{source}-{hour}", at, writes=(source,)))  # fmt: skip
+            items.append(Flow(source, shared, at, via="dbt://m"))
+        items.append(Flow(a, only_a, at, via="dbt://m"))
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+    alerts = evaluate(store, AlertSettings(), T0 + 9 * HOUR_MS)
+    assert [
+        (x.subject, sorted(x.explains), x.blast.assets, x.blast.columns, x.blast.names)
+        for x in alerts
+    ] == [
+        (a, sorted([only_a, shared]), 2, 5, tuple(sorted([only_a, shared]))),
+        (b, [], 1, 2, (shared,)),
+    ]

@@ -12,7 +12,7 @@ asset it explains, not one alert per late asset below it.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Protocol
 
@@ -195,7 +195,8 @@ def _runs(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
         for row in store.read("alerts_job_writes", {"jobs": chunk})
     }
     alerts = []
-    for (rule, job), rows in by_job.items():
+    blasts = _blasts_below(store, settings, [writes.get(job, []) for _, job in by_job])
+    for ((rule, job), rows), blast in zip(by_job.items(), blasts, strict=True):
         first = rows[0]
         if rule == "run_unfinished":
             cause = f"{len(rows)} run(s) started and not finished after " + _hours(
@@ -217,7 +218,7 @@ def _runs(store: Reads, settings: AlertSettings, now: int) -> list[Alert]:
                 subject=job,
                 since=since,
                 cause=cause,
-                blast=_blast_below(store, settings, writes.get(job, [])),
+                blast=blast,
             )
         )
     return alerts
@@ -321,14 +322,13 @@ def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Ale
         for row in store.read("alerts_schema_readers", {"rows": chunk})
     }
     alerts = []
-    for urn, found_changes in found.items():
-        below = downstream_of(store, [urn])
-        below.pop(urn, None)
+    belows, blasts = _below_and_blasts(store, settings, list(found))
+    for (urn, found_changes), below, blast in zip(found.items(), belows, blasts, strict=True):
         cause = "; ".join(f"{c.source} at {time_text(c.at)}: {c.summary()}" for c in found_changes)
         read = reads.get(urn, {"fed": [], "feeds": 0, "readers": []})
         named = sorted(read["fed"])
         if not read["feeds"]:
-            named += sorted(read["readers"]) + sorted(below, key=lambda u: (below[u], u))
+            named += sorted(read["readers"]) + below
         breaking = any(c.breaking for c in found_changes) and bool(named)
         if breaking:
             what = "feeds" if read["fed"] else "read by"
@@ -344,7 +344,7 @@ def _schema_changes(store: Reads, settings: AlertSettings, now: int) -> list[Ale
                 asset=urn,
                 since=found_changes[0].at,
                 cause=cause,
-                blast=_blast(store, settings, [urn], sorted(below, key=lambda u: (below[u], u))),
+                blast=blast,
             )
         )
     return alerts
@@ -370,14 +370,15 @@ def _upstream_drift(store: Reads, settings: AlertSettings, now: int) -> list[Ale
         change = ("added" if after else "removed", f"{row['upstream']}{via}")
         by_asset.setdefault(row["asset"], []).append((*change, changed_at(times, since, now)))
     alerts = []
-    for urn, found in sorted(by_asset.items()):
+    drifted = sorted(by_asset)
+    _, blasts = _below_and_blasts(store, settings, drifted)
+    for urn, blast in zip(drifted, blasts, strict=True):
+        found = by_asset[urn]
         parts = [
             f"{name}: " + ", ".join(what for kind, what, _ in found if kind == name)
             for name in ("added", "removed")
             if any(kind == name for kind, _, _ in found)
         ]
-        below = downstream_of(store, [urn])
-        below.pop(urn, None)
         alerts.append(
             Alert(
                 rule="upstream_drift",
@@ -387,7 +388,7 @@ def _upstream_drift(store: Reads, settings: AlertSettings, now: int) -> list[Ale
                 asset=urn,
                 since=min(at for _, _, at in found),
                 cause=f"its upstream assets changed: {'; '.join(parts)}",
-                blast=_blast(store, settings, [urn], sorted(below, key=lambda u: (below[u], u))),
+                blast=blast,
             )
         )
     return alerts
@@ -395,32 +396,59 @@ def _upstream_drift(store: Reads, settings: AlertSettings, now: int) -> list[Ale
 
 def downstream_of(store: Reads, starts: Collection[str]) -> dict[str, int]:
     """Every present asset downstream of any of `starts`, with its distance from the nearest
-    (the starts themselves only when one reaches another): one step statement per level for
-    all of them at once, as `traverse` does for one."""
-    reached: dict[str, int] = {}
-    frontier, distance = sorted(set(starts)), 0
+    (the starts themselves only when one reaches another)."""
+    return downstream_of_each(store, [starts])[0]
+
+
+def downstream_of_each(store: Reads, searches: Sequence[Collection[str]]) -> list[dict[str, int]]:
+    """`downstream_of` for each of several sets of starts, all searched together: one step
+    statement per level (per 5,000 frontier assets) for all of them, as `traverse` does for
+    one, rather than a level's statement per search: an evaluation with a thousand late roots
+    sends a few dozen statements, not thousands."""
+    reached: list[dict[str, int]] = [{} for _ in searches]
+    frontier = [(i, urn) for i, starts in enumerate(searches) for urn in sorted(set(starts))]
+    distance = 0
     while frontier and distance < MAX_DEPTH:
         distance += 1
-        found: set[str] = set()
+        found: set[tuple[int, str]] = set()
         for chunk in chunks(frontier, _CHUNK):
-            rows = store.read(
-                "lineage_downstream_step",
-                {"frontier": chunk, "include_deleted": False, "as_of": None},
+            rows = store.read("alerts_downstream_step", {"rows": _search_rows(chunk)})
+            found.update(
+                (row["search"], row["urn"])
+                for row in rows
+                if row["urn"] not in reached[row["search"]]
             )
-            found.update(row["urn"] for row in rows if row["urn"] not in reached)
-        for urn in found:
-            reached[urn] = distance
+        for i, urn in found:
+            reached[i][urn] = distance
         frontier = sorted(found)
     return reached
+
+
+def _search_rows(pairs: Iterable[tuple[int, str]]) -> list[dict[str, Any]]:
+    return [{"search": i, "urn": urn} for i, urn in pairs]
+
+
+def _below_and_blasts(
+    store: Reads, settings: AlertSettings, urns: Sequence[str]
+) -> tuple[list[list[str]], list[BlastRadius]]:
+    """For each asset, the assets downstream of it (not itself, through a cycle), nearest
+    first, then by urn; and its blast radius, those."""
+    belows = []
+    for urn, reach in zip(urns, downstream_of_each(store, [[u] for u in urns]), strict=True):
+        reach.pop(urn, None)
+        belows.append(sorted(reach, key=lambda u: (reach[u], u)))
+    radii = [([urn], below) for urn, below in zip(urns, belows, strict=True)]
+    return belows, _blasts(store, settings, radii)
 
 
 def _fold_and_measure(store: Reads, settings: AlertSettings, alerts: list[Alert]) -> list[Alert]:
     """Fold each asset alert into the firing alert of its rule that it lies downstream of, and
     give every remaining asset alert its blast radius.
 
-    One search from all of a rule's alerts at once tells which lie below another; only the
-    others (the roots) are searched from one by one, for what they explain and reach. Alerts
-    that only reach each other (a cycle) leave no root: the lowest key among them leads."""
+    One search from all of a rule's alerts at once tells which lie below another; the others
+    (the roots) are searched from together, each for what it explains and reaches. Alerts
+    that only reach each other (a cycle) leave no root: the lowest key among them leads (and
+    is searched from alone, once the roots have taken what they explain)."""
     kept: list[Alert] = []
     for rule in dict.fromkeys(a.rule for a in alerts):
         of_rule = sorted((a for a in alerts if a.rule == rule), key=lambda a: a.key)
@@ -430,42 +458,65 @@ def _fold_and_measure(store: Reads, settings: AlertSettings, alerts: list[Alert]
         below_some = downstream_of(store, [str(a.asset) for a in of_rule])
         waiting = {a.asset: a for a in of_rule}
         leaders = [a for a in of_rule if a.asset not in below_some]
+        # No root lies below another: what each reaches does not depend on the others.
+        reaches = dict(
+            zip(
+                [str(a.asset) for a in leaders],
+                downstream_of_each(store, [[str(a.asset)] for a in leaders]),
+                strict=True,
+            )
+        )
+        roots: list[tuple[Alert, list[str]]] = []
         while waiting:
             leader = leaders.pop(0) if leaders else next(iter(waiting.values()))
             if waiting.pop(leader.asset, None) is None:
                 continue  # folded into an earlier leader meanwhile
-            reach = downstream_of(store, [str(leader.asset)])
-            reach.pop(str(leader.asset), None)  # back to itself through a cycle
+            asset = str(leader.asset)
+            reach = reaches.pop(asset) if asset in reaches else downstream_of(store, [asset])
+            reach.pop(asset, None)  # back to itself through a cycle
             explained = [waiting.pop(u).subject for u in sorted(reach) if u in waiting]
-            below = sorted(reach, key=lambda u: (reach[u], u))
-            blast = _blast(store, settings, [str(leader.asset)], below)
-            kept.append(replace(leader, explains=tuple(explained), blast=blast))
+            roots.append(
+                (
+                    replace(leader, explains=tuple(explained)),
+                    sorted(reach, key=lambda u: (reach[u], u)),
+                )
+            )
+        blasts = _blasts(store, settings, [([str(a.asset)], below) for a, below in roots])
+        kept.extend(replace(a, blast=b) for (a, _), b in zip(roots, blasts, strict=True))
     return kept
 
 
-def _blast_below(store: Reads, settings: AlertSettings, written: list[str]) -> BlastRadius:
-    """A job's blast radius: what it writes, then everything downstream of that, nearest
+def _blasts_below(
+    store: Reads, settings: AlertSettings, written: Sequence[list[str]]
+) -> list[BlastRadius]:
+    """Each job's blast radius: what it writes, then everything downstream of that, nearest
     first."""
-    reach = downstream_of(store, written)
-    below = sorted((u for u in reach if u not in written), key=lambda u: (reach[u], u))
-    return _blast(store, settings, [], [*sorted(written), *below])
+    radii = []
+    for urns, reach in zip(written, downstream_of_each(store, written), strict=True):
+        below = sorted((u for u in reach if u not in urns), key=lambda u: (reach[u], u))
+        radii.append(([], [*sorted(urns), *below]))
+    return _blasts(store, settings, radii)
 
 
-def _blast(
-    store: Reads, settings: AlertSettings, start: list[str], counted: list[str]
-) -> BlastRadius:
-    """The blast radius `counted` (the assets an alert reaches), owned as `start` and those."""
-    columns = sum(
-        int(row["columns"])
-        for chunk in chunks(counted, _CHUNK)
-        for row in store.read("alerts_columns_count", {"urns": chunk})
-    )
-    return BlastRadius(
-        assets=len(counted),
-        columns=columns,
-        names=tuple(counted[: settings.blast_names]),
-        owners=tuple(_owners(settings.owners, [*start, *counted])),
-    )
+def _blasts(
+    store: Reads, settings: AlertSettings, radii: Sequence[tuple[list[str], list[str]]]
+) -> list[BlastRadius]:
+    """The blast radius of each (start, counted): `counted` the assets an alert reaches, owned
+    as `start` and those; the columns of all of them counted together."""
+    columns = [0] * len(radii)
+    pairs = ((i, urn) for i, (_, counted) in enumerate(radii) for urn in counted)
+    for chunk in chunks(pairs, _CHUNK):
+        for row in store.read("alerts_columns_count", {"rows": _search_rows(chunk)}):
+            columns[row["search"]] += int(row["columns"])
+    return [
+        BlastRadius(
+            assets=len(counted),
+            columns=columns[i],
+            names=tuple(counted[: settings.blast_names]),
+            owners=tuple(_owners(settings.owners, [*start, *counted])),
+        )
+        for i, (start, counted) in enumerate(radii)
+    ]
 
 
 def _owners(owners: dict[str, str], urns: Iterable[str]) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -166,7 +165,7 @@ def _alert_metrics(s: Service) -> Iterator[Metric]:
         return
     firing = _gauge("alerts_firing", "Alerts firing, by rule and severity", ["rule", "severity"])
     severity = DEFAULT_SEVERITY | s.settings.alerts.severity
-    counts = Counter((a.rule, a.severity) for a in loop.last.alerts)
+    counts = loop.last.firing
     for rule in RULES:
         for level in dict.fromkeys((severity[rule], *ALSO_SEVERITIES.get(rule, ()))):
             firing.add_metric([rule, level], counts[rule, level])
