@@ -103,6 +103,11 @@ class ReadProblems:
         if len(self.named) < PROBLEMS_KEPT:
             self.named.append(f"{where}: {reason}")
 
+    def extend(self, later: ReadProblems) -> None:
+        """Add the problems of later lines, found apart (by another process)."""
+        self.skipped += later.skipped
+        self.named += later.named[: max(0, PROBLEMS_KEPT - len(self.named))]
+
 
 # --- server access logs -----------------------------------------------------------------------
 
