@@ -39,6 +39,10 @@ if TYPE_CHECKING:
 RUN_FILES = 100  # files a worker tallies at once at most: what it sends back is one tally of them
 RUNS_PER_WORKER = 4  # runs at least, so that a worker that finishes early takes another
 AHEAD = 2  # runs waiting per worker: results this process has not added up yet stay few
+# Not fork: this process holds threads (the graph store's) that a forked child would copy in
+# whatever state they are in. (A benchmark takes spawn, whose workers are its own children, to
+# count their CPU time.)
+START_METHOD = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
 
 
 class RunTally(NamedTuple):
@@ -101,10 +105,7 @@ def _in_order(
 ) -> Iterator[RunTally]:
     """The job's results for each run, in the runs' order, from `workers` processes, with at
     most AHEAD runs per worker asked for and not yet taken back."""
-    methods = multiprocessing.get_all_start_methods()
-    # Not fork: this process holds threads (the graph store's) that a forked child would copy
-    # in whatever state they are in.
-    context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    context = multiprocessing.get_context(START_METHOD)
     waiting: deque[Future[RunTally]] = deque()
     todo = iter(runs)
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_leave_interrupts) as pool:
