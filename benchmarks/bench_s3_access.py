@@ -21,6 +21,7 @@ goal: at least 100,000 lines/s on 10,000,000 lines, without Spark.
 
     python benchmarks/bench_s3_access.py                     # 10,000,000 lines (~3 GB on disk)
     python benchmarks/bench_s3_access.py --lines 1000000 --workers 2 4
+    python benchmarks/bench_s3_access.py --keep /data/logs10m   # the logs kept for the next run
 """
 
 from __future__ import annotations
@@ -168,14 +169,22 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, nargs="*", default=[2], help="worker processes to compare (0: none)"
     )
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="keep the logs in DIR, or reuse them from there"
+    )
     args = parse_args(parser, lines=20_000, files=20, datasets=50, principals=10)
     with tempfile.TemporaryDirectory(prefix="bench-s3-access-") as tmp:
-        root = Path(tmp)
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        size = write_logs(root, args.lines, args.files, args.datasets, args.principals)
+        if any(root.iterdir()):  # kept from an earlier run, of the sizes asked then
+            size, what = sum(path.stat().st_size for path in root.iterdir()), "reused"
+        else:
+            size = write_logs(root, args.lines, args.files, args.datasets, args.principals)
+            what = "wrote"
         paths = sorted(root.iterdir())
         print(
-            f"wrote {args.lines:,} lines in {len(paths):,} files ({size / 2**20:,.0f} MiB) in "
+            f"{what} {args.lines:,} lines in {len(paths):,} files ({size / 2**20:,.0f} MiB) in "
             f"{time.perf_counter() - started:.1f} s; load {os.getloadavg()[0]:.1f}"
         )
         rss_before = peak_rss_mib()

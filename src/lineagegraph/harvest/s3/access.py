@@ -32,7 +32,7 @@ from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
 from lineagegraph.harvest.s3.access_logs import ReadProblems
 from lineagegraph.harvest.s3.access_spark import batches_with_spark
-from lineagegraph.harvest.s3.access_tally import Batch, LogFile, tally_batches
+from lineagegraph.harvest.s3.access_tally import Batch, LogFile, Readers, tally_batches
 from lineagegraph.harvest.s3.access_workers import batches_in_workers
 from lineagegraph.harvest.s3.client import describe_error, endpoint_of, make_client
 from lineagegraph.harvest.s3.inventory_spark import spark_session
@@ -138,10 +138,8 @@ def harvest_s3_access(
         elif workers > 1 and len(pending) > 1:
             batches = batches_in_workers(pending, settings, scope, report, workers)
         else:
-            batches = tally_batches(
-                pending, settings.s3, settings.identity.rules(), scope, report.problems,
-                report.failed_files,
-            )  # fmt: skip
+            readers = Readers.of(settings.s3, settings.identity.rules())
+            batches = tally_batches(pending, readers, scope, report.problems, report.failed_files)
         for batch in batches:
             _write(store, writer, run, batch)
             report.read_files += len(batch.marks)

@@ -185,10 +185,22 @@ def tally_file(
     return into.reads - before
 
 
+class Readers(NamedTuple):
+    """What reads log files, and remembers what it worked out (an S3 client, each second's
+    time, each directory's dataset): made once per process and harvest."""
+
+    opener: LogOpener
+    parser: AccessLogParser
+    folder: DatasetFolder
+
+    @classmethod
+    def of(cls, settings: S3Settings, rules: FoldRules) -> Readers:
+        return cls(LogOpener(settings), AccessLogParser(), DatasetFolder(rules))
+
+
 def tally_batches(
     files: Sequence[LogFile],
-    settings: S3Settings,
-    rules: FoldRules,
+    readers: Readers,
     scope: str,
     problems: ReadProblems,
     failed: list[str],
@@ -197,7 +209,7 @@ def tally_batches(
     the last files. Reads go straight into their batch's tallies; a file that cannot be read
     whole is named in `failed`, and its batch is tallied again without it (rare, and cheaper
     than a tally per file merged into the batch, the cost of every file)."""
-    folder, parser, opener = DatasetFolder(rules), AccessLogParser(), LogOpener(settings)
+    opener, parser, folder = readers
     batch, members = Batch(ReadTallies(folder)), []
     for file in files:
         try:

@@ -26,6 +26,7 @@ from lineagegraph.harvest.s3.access_tally import (
     Batch,
     DatasetFolder,
     LogFile,
+    Readers,
     ReadTallies,
     tally_batches,
 )
@@ -74,10 +75,11 @@ def batches_in_workers(
     full() or the last); unreadable files and bad lines go to `report` in file order."""
     size = max(1, min(RUN_FILES, -(-len(pending) // (workers * RUNS_PER_WORKER))))
     runs = [pending[start : start + size] for start in range(0, len(pending), size)]
-    job = partial(_tally_run, settings.s3, settings.identity.rules(), scope)
+    job = partial(_tally_run, scope)
+    start = (settings.s3, settings.identity.rules())
     folder = DatasetFolder(settings.identity.rules())
     batch = Batch(ReadTallies(folder))
-    for run in _in_order(job, runs, min(workers, len(runs))):
+    for run in _in_order(job, start, runs, min(workers, len(runs))):
         report.problems.extend(run.problems)
         report.failed_files += run.failed
         batch.absorb(run.pairs, run.marks, run.reads)
@@ -87,13 +89,24 @@ def batches_in_workers(
     yield batch
 
 
-def _tally_run(
-    settings: S3Settings, rules: FoldRules, scope: str, files: list[LogFile]
-) -> RunTally:
+_readers: Readers | None = None  # a worker's, for the harvest its pool serves
+
+
+def _start_worker(settings: S3Settings, rules: FoldRules) -> None:
+    """In a new worker: its readers, kept from one run to the next (folding a directory into
+    its dataset, once per worker rather than once per run); Ctrl-C is for the harvest to
+    handle (it stops the pool), not each worker."""
+    global _readers
+    _readers = Readers.of(settings, rules)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _tally_run(scope: str, files: list[LogFile]) -> RunTally:
     """Runs in a worker: a run of files tallied as one process tallies them, its batches added
     up into one."""
+    assert _readers is not None, "a worker starts with _start_worker"
     problems, failed = ReadProblems(), []
-    batches = tally_batches(files, settings, rules, scope, problems, failed)
+    batches = tally_batches(files, _readers, scope, problems, failed)
     whole = next(batches)
     for batch in batches:
         whole.absorb(batch.tallies.pairs, batch.marks, batch.tallies.reads)
@@ -101,14 +114,18 @@ def _tally_run(
 
 
 def _in_order(
-    job: Callable[[list[LogFile]], RunTally], runs: list[list[LogFile]], workers: int
+    job: Callable[[list[LogFile]], RunTally],
+    start: tuple[S3Settings, FoldRules],
+    runs: list[list[LogFile]],
+    workers: int,
 ) -> Iterator[RunTally]:
     """The job's results for each run, in the runs' order, from `workers` processes, with at
     most AHEAD runs per worker asked for and not yet taken back."""
     context = multiprocessing.get_context(START_METHOD)
     waiting: deque[Future[RunTally]] = deque()
     todo = iter(runs)
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_leave_interrupts) as pool:
+    pool = ProcessPoolExecutor(workers, context, _start_worker, start)
+    with pool:
         try:
             for run in todo:
                 waiting.append(pool.submit(job, run))
@@ -123,8 +140,3 @@ def _in_order(
         finally:
             for future in waiting:
                 future.cancel()
-
-
-def _leave_interrupts() -> None:
-    """In a worker: Ctrl-C is for the harvest to handle (it stops the pool), not each worker."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
