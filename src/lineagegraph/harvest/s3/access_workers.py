@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from lineagegraph.harvest.s3.access import AccessReport
     from lineagegraph.settings import Settings
 
-RUN_FILES = 100  # files a worker tallies at once at most: what it sends back is one tally of them
+RUN_FILES = 500  # files a worker tallies at once at most: what it sends back is one tally of them
 RUNS_PER_WORKER = 4  # runs at least, so that a worker that finishes early takes another
 AHEAD = 2  # runs waiting per worker: results this process has not added up yet stay few
 # Not fork: this process holds threads (the graph store's) that a forked child would copy in
