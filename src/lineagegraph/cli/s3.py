@@ -156,9 +156,9 @@ def s3_inventory(
 @click.option(
     "--workers",
     type=click.IntRange(1, 256),
-    help="Processes that read and tally the log files at once, each a core's worth of "
-    "parsing (default: the cores this process may use; 1 reads in this process). The same "
-    "counts whatever the number.",
+    help="Worker processes that read and tally the log files at once, each a core's worth "
+    "of parsing, for idle cores (default 1: in this process; a worker costs CPU one process "
+    "does not, docs/s3.md). The same counts whatever the number.",
 )
 @pass_app
 def s3_access(
@@ -194,7 +194,5 @@ def s3_access(
     if not locations and not settings.s3.access_logs:
         raise click.UsageError("give a LOCATION, or list them in the s3.access_logs setting")
     from lineagegraph.harvest.s3.access import S3AccessHarvester  # boto3: only when harvesting
-    from lineagegraph.harvest.s3.access_workers import default_workers
 
-    processes = workers or default_workers()
-    harvest_with(app, S3AccessHarvester(locations, full, spark_master, processes), settings)
+    harvest_with(app, S3AccessHarvester(locations, full, spark_master, workers or 1), settings)

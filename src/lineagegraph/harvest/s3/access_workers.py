@@ -13,7 +13,6 @@ same order, the same marks as one process; memory bounded by workers x datasets 
 from __future__ import annotations
 
 import multiprocessing
-import os
 import signal
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -54,14 +53,6 @@ class RunTally(NamedTuple):
     reads: int
     problems: ReadProblems
     failed: list[str]
-
-
-def default_workers() -> int:
-    """The cores this process may run on: the default of `--workers`."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def batches_in_workers(
