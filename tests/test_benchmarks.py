@@ -56,7 +56,11 @@ FIGURES = {
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
-    "bench_s3_access": [r"[\d,]+ lines/s", r"ratio: parse\+tally [\d.]+x reading alone"],
+    "bench_s3_access": [
+        r"1 process: .* [\d,]+ lines/s .* [\d.]+x reading alone",
+        r"2 workers: .* [\d,]+ lines/s .* [\d.]+x reading alone",
+        r"the same [\d,]+ tallies",
+    ],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
     "bench_s3_writers": [r"FileWriter +[\d.]+ s +[\d,]+ objects/s", r"ratio: GraphWriter [\d.]+x"],
     "bench_short_names": [
