@@ -11,12 +11,17 @@ URL-encoded. Then, in this process:
    (harvest/s3/access_logs.py), its key folded into its dataset, its read tallied per
    (bucket, principal, dataset) into one batch (harvest/s3/access_tally.py).
 
-Prints lines/s of both and their ratio, the tallies' size, and the peak RSS, which must follow
-datasets x principals, not lines (the lines are never held). The goal: at least 100,000
-lines/s on 10,000,000 lines, without Spark.
+3. the same with `--workers` processes (harvest/s3/access_workers.py, `harvest s3-access
+   --workers N`), whose tallies must equal those of step 2 exactly.
+
+Prints lines/s of each (wall clock, and per CPU second of this process and its workers) and
+their ratio to reading alone, the tallies' size, and the peak RSS (this process; the largest
+worker), which must follow datasets x principals, not lines (the lines are never held). The
+goal: at least 100,000 lines/s on 10,000,000 lines, without Spark.
 
     python benchmarks/bench_s3_access.py                     # 10,000,000 lines (~3 GB on disk)
-    python benchmarks/bench_s3_access.py --lines 1000000
+    python benchmarks/bench_s3_access.py --lines 1000000 --workers 2 4
+    python benchmarks/bench_s3_access.py --keep /data/logs10m   # the logs kept for the next run
 """
 
 from __future__ import annotations
@@ -32,15 +37,25 @@ from urllib.parse import quote_plus
 
 from small import parse_args
 
+from lineagegraph.harvest.s3 import access_workers
+from lineagegraph.harvest.s3.access import AccessReport
 from lineagegraph.harvest.s3.access_logs import (
     AccessLogParser,
     ReadProblems,
     chunks_of,
     line_blocks,
 )
-from lineagegraph.harvest.s3.access_tally import DatasetFolder, LogOpener, ReadTallies, tally_file
+from lineagegraph.harvest.s3.access_tally import (
+    Batch,
+    DatasetFolder,
+    LogFile,
+    LogOpener,
+    ReadTallies,
+    tally_file,
+)
 from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.identity import NO_FOLD_RULES
+from lineagegraph.settings import Settings
 
 GOAL_LINES_S = 100_000
 OWNER = "79a59df900b949e55d96a1e698fbacedfd6e09d98eacf8f8d5218e7cd47ef2be"
@@ -121,8 +136,28 @@ def parse_and_tally(paths: list[Path]) -> tuple[ReadTallies, ReadProblems]:
     return tallies, problems
 
 
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def in_workers(paths: list[Path], workers: int) -> tuple[ReadTallies, AccessReport]:
+    """The same files tallied by worker processes (access_workers.py), every batch added up."""
+    report = AccessReport()
+    access_workers.START_METHOD = "spawn"  # workers that are children: their CPU time counts
+    files = [LogFile(str(path), 0) for path in paths]
+    whole = Batch(ReadTallies(DatasetFolder(NO_FOLD_RULES)))
+    for batch in access_workers.batches_in_workers(files, Settings(), "bench", report, workers):
+        whole.absorb(batch.tallies.pairs, batch.marks, batch.tallies.reads)
+    return whole.tallies, report
+
+
+def peak_rss_mib(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended (the workers)."""
+    mine, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return mine.ru_utime + mine.ru_stime + children.ru_utime + children.ru_stime
 
 
 def main() -> None:
@@ -131,14 +166,25 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=2_000, help="log files they are in")
     parser.add_argument("--datasets", type=int, default=500, help="datasets the keys fall in")
     parser.add_argument("--principals", type=int, default=100, help="who reads")
+    parser.add_argument(
+        "--workers", type=int, nargs="*", default=[2], help="worker processes to compare (0: none)"
+    )
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="keep the logs in DIR, or reuse them from there"
+    )
     args = parse_args(parser, lines=20_000, files=20, datasets=50, principals=10)
     with tempfile.TemporaryDirectory(prefix="bench-s3-access-") as tmp:
-        root = Path(tmp)
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        size = write_logs(root, args.lines, args.files, args.datasets, args.principals)
+        if any(root.iterdir()):  # kept from an earlier run, of the sizes asked then
+            size, what = sum(path.stat().st_size for path in root.iterdir()), "reused"
+        else:
+            size = write_logs(root, args.lines, args.files, args.datasets, args.principals)
+            what = "wrote"
         paths = sorted(root.iterdir())
         print(
-            f"wrote {args.lines:,} lines in {len(paths):,} files ({size / 2**20:,.0f} MiB) in "
+            f"{what} {args.lines:,} lines in {len(paths):,} files ({size / 2**20:,.0f} MiB) in "
             f"{time.perf_counter() - started:.1f} s; load {os.getloadavg()[0]:.1f}"
         )
         rss_before = peak_rss_mib()
@@ -148,28 +194,49 @@ def main() -> None:
         started, cpu = time.perf_counter(), time.process_time()
         tallies, problems = parse_and_tally(paths)
         parse_s, parse_cpu = time.perf_counter() - started, time.process_time() - cpu
-    if counted != args.lines or problems.skipped:
-        raise SystemExit(f"read {counted:,} lines of {args.lines:,}; {problems.skipped} skipped")
-    rate, cpu_rate = args.lines / parse_s, args.lines / parse_cpu
+        load = os.getloadavg()[0]
+        if counted != args.lines or problems.skipped:
+            raise SystemExit(
+                f"read {counted:,} lines of {args.lines:,}; {problems.skipped} skipped"
+            )
+        print(
+            f"read alone: {alone_s:.2f} s ({alone_cpu:.2f} s CPU), {args.lines / alone_s:,.0f} "
+            f"lines/s ({args.lines / alone_cpu:,.0f} per CPU second)"
+        )
+        report("1 process", args.lines, parse_s, parse_cpu, alone_s, alone_cpu, load)
+        print(
+            f"  {tallies.reads:,} reads into {len(tallies.pairs):,} (dataset, principal) "
+            f"tallies; peak RSS {peak_rss_mib():,.0f} MiB ({rss_before:,.0f} MiB before the "
+            "reading)"
+        )
+        for workers in (n for n in args.workers if n > 0):
+            started, cpu = time.perf_counter(), cpu_seconds()
+            split, split_report = in_workers(paths, workers)
+            took, took_cpu = time.perf_counter() - started, cpu_seconds() - cpu
+            if split.pairs != tallies.pairs or split_report.problems.skipped:
+                raise SystemExit(f"{workers} workers: not the tallies of one process")
+            label = f"{workers} workers"
+            report(label, args.lines, took, took_cpu, alone_s, alone_cpu, os.getloadavg()[0])
+            print(
+                f"  the same {len(split.pairs):,} tallies; peak RSS {peak_rss_mib():,.0f} MiB "
+                f"here, {peak_rss_mib(resource.RUSAGE_CHILDREN):,.0f} MiB the largest worker"
+            )
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
+def report(
+    label: str, lines: int, took: float, cpu: float, alone_s: float, alone_cpu: float, load: float
+) -> None:
+    """One way of parsing and tallying: lines/s by the wall clock and per CPU second, and both
+    ratios to reading the files alone. On a shared machine the wall clock also measures the
+    others' work; the CPU seconds do not (though a busy machine slows each CPU second too)."""
+    rate, cpu_rate = lines / took, lines / cpu
     print(
-        f"read alone: {alone_s:.2f} s ({alone_cpu:.2f} s CPU), {args.lines / alone_s:,.0f} "
-        f"lines/s ({args.lines / alone_cpu:,.0f} per CPU second)"
-    )
-    print(
-        f"parsed and tallied: {parse_s:.2f} s ({parse_cpu:.2f} s CPU), {rate:,.0f} lines/s "
-        f"({cpu_rate:,.0f} per CPU second); {tallies.reads:,} reads into "
-        f"{len(tallies.pairs):,} (dataset, principal) tallies; load {os.getloadavg()[0]:.1f}"
-    )
-    print(
-        f"ratio: parse+tally {parse_s / alone_s:.2f}x reading alone "
-        f"({parse_cpu / alone_cpu:.2f}x by CPU)"
-    )
-    # A one-process run uses one core: unloaded, its wall clock is its CPU time; on a shared
-    # machine the wall clock measures the others too.
-    print(
-        f"peak RSS {peak_rss_mib():,.0f} MiB ({rss_before:,.0f} MiB before the reading); "
-        f"goal {GOAL_LINES_S:,} lines/s: wall clock {'met' if rate >= GOAL_LINES_S else 'NOT met'}"
-        f", per CPU second {'met' if cpu_rate >= GOAL_LINES_S else 'NOT met'}"
+        f"{label}: parsed and tallied in {took:.2f} s ({cpu:.2f} s CPU), {rate:,.0f} lines/s "
+        f"({cpu_rate:,.0f} per CPU second); {took / alone_s:.2f}x reading alone "
+        f"({cpu / alone_cpu:.2f}x by CPU); load {load:.1f}; goal {GOAL_LINES_S:,} lines/s: "
+        f"wall clock {'met' if rate >= GOAL_LINES_S else 'NOT met'}, per CPU second "
+        f"{'met' if cpu_rate >= GOAL_LINES_S else 'NOT met'}"
     )
 
 

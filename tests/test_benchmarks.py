@@ -64,7 +64,11 @@ FIGURES = {
     "bench_orphans": [r"orphans report, warm: [\d.]+ s", r"per-object baseline .*: [\d.]+x wall"],
     "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
-    "bench_s3_access": [r"[\d,]+ lines/s", r"ratio: parse\+tally [\d.]+x reading alone"],
+    "bench_s3_access": [
+        r"1 process: .* [\d,]+ lines/s .* [\d.]+x reading alone",
+        r"2 workers: .* [\d,]+ lines/s .* [\d.]+x reading alone",
+        r"the same [\d,]+ tallies",
+    ],
     "bench_s3_deletion": [
         r"new: emptied datasets, .* server cpu +[\d.]+ s",
         r"ratio: new/scope step: server cpu [\d.]+x",

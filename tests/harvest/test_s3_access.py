@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+import pytest
 from access_log_fixtures import AWS_EXAMPLE, ROLE, access_line, cloudtrail_file, cloudtrail_record
 from botocore.client import BaseClient
 from click.testing import CliRunner
@@ -18,6 +19,7 @@ from s3_fixtures import new_bucket, s3_settings
 from lineagegraph.cli import cli
 from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.graph.store import GraphStore, open_store
+from lineagegraph.harvest.s3 import access_tally
 from lineagegraph.harvest.s3.access import harvest_s3_access
 from lineagegraph.harvest.s3.harvester import harvest_s3
 from lineagegraph.questions.lineage import impact
@@ -241,6 +243,52 @@ def test_spark_tallies_equal_the_one_machine_harvest_exactly(
     with open_store(GraphSettings(data_dir=tmp_path / "s3")) as other:
         run, _ = harvest_s3_access(other, settings, f"s3://{bucket}/in/", spark=spark)
         assert run.status == "success" and readers(other) == expected
+
+
+def test_worker_processes_tally_exactly_as_one_process(
+    store: GraphStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of files tallied in two processes and added up: the same counts, the same bad
+    lines in the same order, the same unreadable file, whether this process adds up many runs
+    into a batch or writes each run as its own batches; a rerun reads none of the counted
+    files again and the broken one again."""
+    logs = tmp_path / "logs"
+    _awkward_logs(logs)
+    settings = Settings()
+    with open_store(GraphSettings(data_dir=tmp_path / "here")) as here:
+        run, plain = harvest_s3_access(here, settings, str(logs))
+        expected = readers(here)
+    assert run.status == "partial" and len(plain.failed_files) == 1 and plain.reads > 300
+
+    run, split = harvest_s3_access(store, settings, str(logs), workers=2)
+    assert run.status == "partial" and run.watermark is None
+    assert readers(store) == expected
+    assert (split.reads, split.read_files, split.failed_files) == (
+        plain.reads, plain.read_files, plain.failed_files)  # fmt: skip
+    assert split.problems == plain.problems and plain.problems.skipped == 24
+
+    monkeypatch.setattr(access_tally, "BATCH_PAIRS", 3)  # this process's batches: one per run
+    with open_store(GraphSettings(data_dir=tmp_path / "small")) as small:
+        _, cut = harvest_s3_access(small, settings, str(logs), workers=2)
+        assert readers(small) == expected and cut.problems == plain.problems
+
+    _, again = harvest_s3_access(store, settings, str(logs), full=True, workers=3)
+    assert (again.counted_before, again.read_files, len(again.failed_files)) == (13, 0, 1)
+    assert readers(store) == expected
+
+
+def test_the_command_takes_workers_but_not_with_spark(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("a.log", "b.log", "c.log"):
+        (logs / name).write_bytes(log([access_line("lake", "t/a", T0), "garbage line"]))
+    args = ["--data-dir", str(tmp_path / "g"), "harvest", "s3-access", str(logs)]
+    result = CliRunner().invoke(cli, [*args, "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert f"warning: {logs / 'c.log'}:2: not an S3 server access log line" in result.output
+    assert "3 log files read (0 counted before), 3 reads by 1 readers" in result.output
+    result = CliRunner().invoke(cli, [*args, "--workers", "2", "--spark", "local[1]"])
+    assert result.exit_code == 2 and "--workers is for a run without --spark" in result.output
 
 
 def test_a_file_without_reads_is_marked_counted_too(store: GraphStore, tmp_path: Path) -> None:

@@ -111,6 +111,36 @@ def test_lines_cut_short_are_skipped_and_named_by_file_and_line_the_others_kept(
     assert "cut short" in problems.named[0]
 
 
+def test_every_prefix_of_a_line_is_its_read_or_a_named_bad_line() -> None:
+    """A line cut anywhere (a log file written part way) is never a wrong read: cut before its
+    user agent it is a named bad line, cut after it the whole line's read (cut inside a user
+    agent that holds quotes, it may be either: the fields read are whole by then)."""
+    whole = access_line("lake", "raw/a b/100%.csv", AT, agent='ua "quoted" x')
+    expected = reads_of(whole.encode())[0]
+    agent_start, agent_end = whole.index('"ua '), whole.index('x" ') + 2
+    for n in range(1, len(whole)):
+        found, problems = reads_of(whole[:n].encode())
+        if n >= agent_end or (n > agent_start and found):
+            assert (found, problems.skipped) == (expected, 0), n
+        else:
+            assert found == [] and problems.skipped == 1, n
+            shaped = n > whole.index("[")
+            assert ("cut short" in problems.named[0]) == shaped, (n, problems.named)
+
+
+def test_blank_and_fieldless_lines() -> None:
+    """Blank lines (however many spaces) are no lines; ten fields that hold no time are no
+    access log line; a key at the bucket's top has no directory."""
+    top = access_line("lake", "top+1.csv", AT)
+    lines = ["", " " * 30, "\t", "a b c d e f g h i j", top, top.replace(" top%2B1.csv ", " - ")]
+    found, problems = reads_of("\n".join(lines).encode())
+    assert found == [Read("lake", "top+1.csv", ROLE, AT)]
+    assert problems.named == [
+        "log:4: not an S3 server access log line",
+        "log:6: REST.GET.OBJECT with no key",
+    ]
+
+
 def test_a_key_that_is_not_utf8_is_a_bad_line() -> None:
     line = access_line("lake", "k", AT).replace(" k ", " bad%FF ")
     found, problems = reads_of(line.encode())

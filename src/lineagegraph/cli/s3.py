@@ -153,6 +153,13 @@ def s3_inventory(
     "reach S3 or the local paths themselves): for logs too big for one machine. The same "
     "counts as without it.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    help="Worker processes that read and tally the log files at once, each a core's worth "
+    "of parsing, for idle cores (default 1: in this process; a worker costs CPU one process "
+    "does not, docs/s3.md). The same counts whatever the number.",
+)
 @pass_app
 def s3_access(
     app: App,
@@ -161,6 +168,7 @@ def s3_access(
     overlap_hours: float | None,
     endpoint_url: str | None,
     spark_master: str | None,
+    workers: int | None,
 ) -> None:
     """Count direct S3 reads from server access logs or CloudTrail data-event files.
 
@@ -175,8 +183,11 @@ def s3_access(
     Examples:
       lineagegraph harvest s3-access s3://acme-logs/s3/lake/
       lineagegraph harvest s3-access /var/log/cloudtrail/ --full
+      lineagegraph harvest s3-access s3://acme-logs/s3/lake/ --workers 4
       lineagegraph harvest s3-access s3://acme-logs/s3/lake/ --spark 'local[4]'
     """
+    if spark_master and workers is not None:
+        raise click.UsageError("--workers is for a run without --spark (Spark has its executors)")
     settings = with_overrides(
         app.settings, "s3", endpoint_url=endpoint_url, access_overlap_hours=overlap_hours
     )
@@ -184,4 +195,4 @@ def s3_access(
         raise click.UsageError("give a LOCATION, or list them in the s3.access_logs setting")
     from lineagegraph.harvest.s3.access import S3AccessHarvester  # boto3: only when harvesting
 
-    harvest_with(app, S3AccessHarvester(locations, full, spark_master), settings)
+    harvest_with(app, S3AccessHarvester(locations, full, spark_master, workers or 1), settings)

@@ -30,19 +30,10 @@ from lineagegraph.errors import ConfigError, HarvestError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.base import HarvestReport, Progress, Tick
-from lineagegraph.harvest.s3.access_logs import AccessLogParser, ReadProblems
+from lineagegraph.harvest.s3.access_logs import ReadProblems
 from lineagegraph.harvest.s3.access_spark import batches_with_spark
-from lineagegraph.harvest.s3.access_tally import (
-    BATCH_FILES,
-    UNREADABLE,
-    Batch,
-    DatasetFolder,
-    LogFile,
-    LogOpener,
-    ReadTallies,
-    tally_file,
-    unreadable,
-)
+from lineagegraph.harvest.s3.access_tally import Batch, LogFile, Readers, tally_batches
+from lineagegraph.harvest.s3.access_workers import batches_in_workers
 from lineagegraph.harvest.s3.client import describe_error, endpoint_of, make_client
 from lineagegraph.harvest.s3.inventory_spark import spark_session
 from lineagegraph.model import Asset, Transformation
@@ -53,7 +44,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 SYSTEM = identity.S3_ACCESS_SYSTEM
-BATCH_PAIRS = 20_000  # (reader, dataset) pairs written in one statement at most
 LOOKUP_KEYS = 5_000  # log files asked about at once
 HOUR_MS = 3_600_000
 
@@ -124,10 +114,12 @@ def harvest_s3_access(
     full: bool = False,
     progress: Progress | None = None,
     spark: SparkSession | None = None,
+    workers: int = 1,
 ) -> tuple[HarvestRun, AccessReport]:
     """Count the reads in the log files at `location` that no run has counted yet, as one
     :HarvestRun; `full` reads every file there (those already counted are still skipped).
-    With `spark`, Spark tasks read and tally the files (access_spark.py): the same tallies."""
+    With `spark`, Spark tasks read and tally the files (access_spark.py); with `workers` over
+    one, that many processes of this machine (access_workers.py): the same tallies."""
     scope = location if location.startswith("s3://") else str(Path(location).resolve())
     overlap = int(settings.s3.access_overlap_hours * HOUR_MS)
     report = AccessReport()
@@ -141,10 +133,13 @@ def harvest_s3_access(
         pending = sorted(
             (f for f in files if f.location not in counted), key=lambda f: (f.delivered, f.location)
         )
-        if spark is None:
-            batches = _batches_here(pending, settings, scope, report)
-        else:
+        if spark is not None:
             batches = iter(batches_with_spark(spark, settings, pending, scope, report))
+        elif workers > 1 and len(pending) > 1:
+            batches = batches_in_workers(pending, settings, scope, report, workers)
+        else:
+            readers = Readers.of(settings.s3, settings.identity.rules())
+            batches = tally_batches(pending, readers, scope, report.problems, report.failed_files)
         for batch in batches:
             _write(store, writer, run, batch)
             report.read_files += len(batch.marks)
@@ -168,55 +163,6 @@ def harvest_s3_access(
                     "s3_access_logs_forget", {"scope": scope, "before": run.watermark - overlap}
                 )
     return run, report
-
-
-def _batches_here(
-    pending: list[LogFile], settings: Settings, scope: str, report: AccessReport
-) -> Iterator[Batch]:
-    """The files read and tallied in this process, in batches of at most BATCH_PAIRS pairs
-    or BATCH_FILES files. Reads go straight into their batch's tallies; a file that cannot be
-    read whole is named in the report, and its batch is tallied again without it (rare, and
-    cheaper than a tally per file merged into the batch, the cost of every file)."""
-    folder, parser = DatasetFolder(settings.identity.rules()), AccessLogParser()
-    opener = LogOpener(settings.s3)
-    batch, members = Batch(ReadTallies(folder)), []
-    for file in pending:
-        try:
-            reads = tally_file(file.location, opener, parser, report.problems, batch.tallies)
-        except UNREADABLE as exc:
-            report.failed_files.append(unreadable(file.location, exc))
-            batch, members = _again(members, folder, parser, opener, scope, report)
-            continue
-        batch.mark(file, scope, reads)
-        members.append(file)
-        if len(batch.tallies.pairs) >= BATCH_PAIRS or len(batch.marks) >= BATCH_FILES:
-            yield batch
-            batch, members = Batch(ReadTallies(folder)), []
-    yield batch
-
-
-def _again(
-    members: list[LogFile],
-    folder: DatasetFolder,
-    parser: AccessLogParser,
-    opener: LogOpener,
-    scope: str,
-    report: AccessReport,
-) -> tuple[Batch, list[LogFile]]:
-    """A batch of these files tallied anew (their bad lines were reported the first time);
-    one that now fails is named in the report and left out too."""
-    batch, kept = Batch(ReadTallies(folder)), []
-    for file in members:
-        try:
-            reads = tally_file(file.location, opener, parser, ReadProblems(), batch.tallies)
-        except UNREADABLE as exc:
-            report.failed_files.append(unreadable(file.location, exc))
-            return _again(
-                [f for f in members if f is not file], folder, parser, opener, scope, report
-            )
-        batch.mark(file, scope, reads)
-        kept.append(file)
-    return batch, kept
 
 
 def _counted(store: GraphStore, locations: list[str]) -> set[str]:
@@ -274,6 +220,7 @@ class S3AccessHarvester:
     locations: tuple[str, ...] = ()
     full: bool = False
     spark_master: str | None = None
+    workers: int = 1
     name = "s3-access"
     section = "s3"
     needs = "[s3] access_logs (s3://bucket/prefix or directories of access logs)"
@@ -292,8 +239,9 @@ class S3AccessHarvester:
         try:
             for location in locations:
                 run, report = harvest_s3_access(
-                    store, settings, location, full=self.full, progress=progress, spark=spark
-                )
+                    store, settings, location, full=self.full, progress=progress, spark=spark,
+                    workers=self.workers,
+                )  # fmt: skip
                 line = summary(location, run, report)
                 problems = report.problems.named
                 reports.append(HarvestReport.of_run(run, problems, report.failed_files, line))

@@ -103,6 +103,11 @@ class ReadProblems:
         if len(self.named) < PROBLEMS_KEPT:
             self.named.append(f"{where}: {reason}")
 
+    def extend(self, later: ReadProblems) -> None:
+        """Add the problems of later lines, found apart (by another process)."""
+        self.skipped += later.skipped
+        self.named += later.named[: max(0, PROBLEMS_KEPT - len(self.named))]
+
 
 # --- server access logs -----------------------------------------------------------------------
 
@@ -128,49 +133,57 @@ class AccessLogParser:
         looked up in what is remembered (the same directory yields the same string, whose
         hash is kept: the tally looks it up cheaply)."""
         times, directories = self._times, self._directories
+        statuses, operations = _READ_STATUSES, ACCESS_LOG_READS
         for number, line in enumerate(lines, 1):
-            parts = line.split(" ", 9)
             try:
-                if len(parts) < 10 or parts[2][:1] != "[" or parts[3][-1:] != "]":
+                try:  # one unpacking: cheaper than indexing the fields one by one
+                    _, bucket, day, zone, ip, requester, _, operation, key, rest = line.split(
+                        " ", 9
+                    )
+                except ValueError:  # fewer than ten fields
                     if not line or line.isspace():
                         continue
-                    started = len(parts) > 2 and parts[2][:1] == "["  # owner, bucket, a time
-                    raise BadRecord(CUT_SHORT if started else "not an S3 server access log line")
+                    raise BadRecord(_shape_problem(line)) from None
+                if day[:1] != "[" or zone[-1:] != "]":
+                    if line.isspace():
+                        continue
+                    raise BadRecord(_shape_problem(line))
                 # The request URI, the referrer and the user agent are the first three quoted
                 # fields, so a line cut short before the user agent's end holds fewer than six
                 # quotes (a quote inside a user agent only adds some).
-                rest = parts[9]
                 end = rest.find('" ', 1) if rest[:1] == '"' else -1
                 if end < 0 or rest.count('"') < 6:
                     raise BadRecord(CUT_SHORT)
-                if rest[end + 2 : end + 6] not in _READ_STATUSES:
+                if rest[end + 2 : end + 6] not in statuses:
                     _check_status(rest[end + 2 :])
                     continue
-                operation = parts[7]
-                if operation not in ACCESS_LOG_READS:
+                if operation not in operations:
                     continue
-                key = parts[8]
                 if key == "-" or not key:
                     raise BadRecord(f"{operation} with no key")
-                stamp = parts[2] + " " + parts[3]
+                stamp = day + " " + zone
                 at = times.get(stamp)
                 if at is None:
                     at = self._time(stamp)
                 # an escape never spans a `/`: directory and name decode apart as they would
                 # together
                 cut = key.rfind("/") + 1
-                directory = directories.get(key[:cut])
-                if directory is None:
-                    directory = self._directory(key[:cut])
-                name = key[cut:]
+                if cut:
+                    logged = key[:cut]
+                    directory = directories.get(logged)
+                    if directory is None:
+                        directory = self._directory(logged)
+                    name = key[cut:]
+                else:  # a key at the bucket's top
+                    directory, name = "", key
                 if "%" in name or "+" in name:
                     name = decode_log_key(name)
-                requester = parts[5]
-                principal = requester if requester != "-" else principal_of(requester, parts[4])
+                if requester == "-":
+                    requester = principal_of(requester, ip)
             except BadRecord as exc:
                 problems.skip(f"{where}:{number}", str(exc))
                 continue
-            yield parts[1], directory, name, principal, at
+            yield bucket, directory, name, requester, at
 
     def _time(self, stamp: str) -> int:
         """`[06/Feb/2019:00:00:38 +0000]` in epoch ms, remembered; each minute is worked out
@@ -197,6 +210,14 @@ class AccessLogParser:
         decoded = decode_log_key(directory)
         _remember(self._directories, directory, decoded)
         return decoded
+
+
+def _shape_problem(line: str) -> str:
+    """Why a line that is not blank has not the shape of an access log entry: cut short once
+    it has started as one (an owner, a bucket, a time), else none at all."""
+    parts = line.split(" ", 3)
+    started = len(parts) > 2 and parts[2][:1] == "["
+    return CUT_SHORT if started else "not an S3 server access log line"
 
 
 def _remember(memo: dict[str, Any], key: str, value: Any) -> None:

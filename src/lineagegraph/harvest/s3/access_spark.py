@@ -14,7 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from lineagegraph.errors import HarvestError
-from lineagegraph.harvest.s3.access_logs import PROBLEMS_KEPT, AccessLogParser, ReadProblems
+from lineagegraph.harvest.s3.access_logs import AccessLogParser, ReadProblems
 from lineagegraph.harvest.s3.access_tally import (
     BATCH_FILES,
     UNREADABLE,
@@ -69,8 +69,7 @@ def batches_with_spark(
         if error is not None:
             report.failed_files.append(error)
             continue
-        report.problems.skipped += skipped
-        report.problems.named += named[: max(0, PROBLEMS_KEPT - len(report.problems.named))]
+        report.problems.extend(ReadProblems(skipped, named))
         files[key[1]] = (number, reads)
     for file in pending:  # the marks in delivery order, as without Spark
         if file.location in files:

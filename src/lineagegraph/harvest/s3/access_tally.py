@@ -4,7 +4,7 @@ and tally the reads per (bucket, principal, dataset)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, NamedTuple
 
@@ -23,6 +23,7 @@ from lineagegraph.harvest.s3.settings import S3Settings
 from lineagegraph.identity import FoldRules
 
 BATCH_FILES = 5_000  # log files written (and marked) in one statement at most
+BATCH_PAIRS = 20_000  # (reader, dataset) pairs in a batch: it is written once it holds as many
 DIRECTORIES_KEPT = 100_000  # (bucket, directory) -> dataset urns remembered
 UNREADABLE = (OSError, EOFError, ClientError, BotoCoreError)
 """How reading a log file fails (a broken gzip, a vanished file, an S3 error): it then counts
@@ -147,6 +148,26 @@ class Batch:
         self.marks.append({"key": file.location, "scope": scope, "delivered": file.delivered,
                            "reads": reads})  # fmt: skip
 
+    def full(self) -> bool:
+        """Whether the batch is to be written now: its statement would grow too big."""
+        return len(self.tallies.pairs) >= BATCH_PAIRS or len(self.marks) >= BATCH_FILES
+
+    def absorb(self, pairs: Mapping[tuple[str, str, str], list[int]], marks: list[dict[str, Any]],
+               reads: int) -> None:  # fmt: skip
+        """Add another process's tallies and marks of other files: counts add up, the first
+        and last reads are the earliest and the latest."""
+        mine = self.tallies.pairs
+        for pair, (count, first, last) in pairs.items():
+            tally = mine.get(pair)
+            if tally is None:
+                mine[pair] = [count, first, last]
+            else:
+                tally[0] += count
+                tally[1] = min(tally[1], first)
+                tally[2] = max(tally[2], last)
+        self.marks += marks
+        self.tallies.reads += reads
+
 
 def tally_file(
     location: str,
@@ -162,6 +183,70 @@ def tally_file(
     with opener(location) as stream:
         into.add(file_reads(stream, location, problems, parser))
     return into.reads - before
+
+
+class Readers(NamedTuple):
+    """What reads log files, and remembers what it worked out (an S3 client, each second's
+    time, each directory's dataset): made once per process and harvest."""
+
+    opener: LogOpener
+    parser: AccessLogParser
+    folder: DatasetFolder
+
+    @classmethod
+    def of(cls, settings: S3Settings, rules: FoldRules) -> Readers:
+        return cls(LogOpener(settings), AccessLogParser(), DatasetFolder(rules))
+
+
+def tally_batches(
+    files: Sequence[LogFile],
+    readers: Readers,
+    scope: str,
+    problems: ReadProblems,
+    failed: list[str],
+) -> Iterator[Batch]:
+    """Files read and tallied in this process, in order, in batches that are full() or hold
+    the last files. Reads go straight into their batch's tallies; a file that cannot be read
+    whole is named in `failed`, and its batch is tallied again without it (rare, and cheaper
+    than a tally per file merged into the batch, the cost of every file)."""
+    opener, parser, folder = readers
+    batch, members = Batch(ReadTallies(folder)), []
+    for file in files:
+        try:
+            reads = tally_file(file.location, opener, parser, problems, batch.tallies)
+        except UNREADABLE as exc:
+            failed.append(unreadable(file.location, exc))
+            batch, members = _again(members, folder, parser, opener, scope, failed)
+            continue
+        batch.mark(file, scope, reads)
+        members.append(file)
+        if batch.full():
+            yield batch
+            batch, members = Batch(ReadTallies(folder)), []
+    yield batch
+
+
+def _again(
+    members: list[LogFile],
+    folder: DatasetFolder,
+    parser: AccessLogParser,
+    opener: LogOpener,
+    scope: str,
+    failed: list[str],
+) -> tuple[Batch, list[LogFile]]:
+    """A batch of these files tallied anew (their bad lines were reported the first time);
+    one that now fails is named in `failed` and left out too."""
+    batch, kept = Batch(ReadTallies(folder)), []
+    for file in members:
+        try:
+            reads = tally_file(file.location, opener, parser, ReadProblems(), batch.tallies)
+        except UNREADABLE as exc:
+            failed.append(unreadable(file.location, exc))
+            return _again([f for f in members if f is not file], folder, parser, opener, scope,
+                          failed)  # fmt: skip
+        batch.mark(file, scope, reads)
+        kept.append(file)
+    return batch, kept
 
 
 def unreadable(location: str, exc: BaseException) -> str:
