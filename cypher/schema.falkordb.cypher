@@ -12,6 +12,8 @@ CREATE INDEX FOR (n:Tag) ON (n.urn);
 CREATE INDEX FOR (n:S3AccessLog) ON (n.key);
 CREATE INDEX FOR (n:Run) ON (n.id);
 CREATE INDEX FOR (n:SchemaVersion) ON (n.urn);
+// Drops of assets not known yet (lineagegraph.graph.history), looked up by urn.
+CREATE INDEX FOR (n:PendingDrop) ON (n.urn);
 // Range indexes for `lineagegraph diff` (docs/history.md): changed_at is the newest of an
 // asset's or lineage edge's history times, so what changed since a time is an index range (a
 // column's only history time is first_seen, a schema version's `at`). Only what diff reads:
