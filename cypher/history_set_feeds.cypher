@@ -9,3 +9,6 @@ MATCH (:Column {urn: r.src})-[e:FEEDS]->(:Column {urn: r.dst})
 SET e.held_by = r.held_by, e.held_from = r.held_from, e.held_until = r.held_until,
     e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at,
     e.changed_at = r.changed_at, e.live = r.live
+WITH startNode(e) AS s, max(e.changed_at) AS t
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)

@@ -11,7 +11,8 @@ UNWIND $rows AS r
 MATCH (a:Column {urn: r.src})
 MATCH (b:Column {urn: r.dst})
 MERGE (a)-[e:FEEDS]->(b)
-ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at, e.via = r.via, e.live = r.via,
+ON CREATE SET e.first_seen = r.at, e.changed_at = r.at, e.last_seen = r.at, e.via = r.via,
+              e.live = r.via,
               e.masked_by = r.masked_by,
               e.plain = size(r.masked_by) = 0
 ON MATCH SET
@@ -26,4 +27,7 @@ ON MATCH SET
     e.masked_by = coalesce(e.masked_by, []) + [m IN r.masked_by WHERE NOT m IN coalesce(e.masked_by, [])],
     e.plain = coalesce(e.plain, true) OR size(r.masked_by) = 0,
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
-RETURN count(*) AS written
+WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
+RETURN sum(written) AS written

@@ -8,11 +8,15 @@ UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})
 MATCH (b:Asset {urn: r.dst})
 MERGE (a)-[e:FLOWS_TO]->(b)
-ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.first - 1, e.runs = 0, e.via = [],
+ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.first - 1,
+              e.runs = 0, e.via = [],
               e.live = r.via
 WITH e, r, size([x IN r.times WHERE x > e.last_seen]) AS added
 SET e.runs = e.runs + added,
     e.first_seen = CASE WHEN r.first < e.first_seen THEN r.first ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.last_seen = CASE WHEN r.last > e.last_seen THEN r.last ELSE e.last_seen END
-RETURN count(*) AS written
+WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
+RETURN sum(written) AS written

@@ -21,4 +21,7 @@ ON MATCH SET
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.via = e.via + [v IN r.via WHERE NOT v IN e.via],
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
-RETURN count(*) AS written
+WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
+RETURN sum(written) AS written

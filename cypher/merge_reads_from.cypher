@@ -15,4 +15,7 @@ ON MATCH SET
     e.retired_at = CASE WHEN r.at > e.retired_at THEN null ELSE e.retired_at END,
     e.first_seen = CASE WHEN r.at < e.first_seen THEN r.at ELSE e.first_seen END,
     e.last_seen = CASE WHEN r.at > e.last_seen THEN r.at ELSE e.last_seen END
-RETURN count(*) AS written
+WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
+RETURN sum(written) AS written

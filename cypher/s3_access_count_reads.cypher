@@ -9,12 +9,16 @@ UNWIND $rows AS r
 MATCH (t:Transformation {urn: r.t})
 MATCH (a:Asset {urn: r.asset})
 MERGE (t)-[e:READS_FROM]->(a)
-ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.last, e.read_count = r.count
+ON CREATE SET e.first_seen = r.first, e.changed_at = r.first, e.last_seen = r.last,
+              e.read_count = r.count
 ON MATCH SET
     e.read_count = coalesce(e.read_count, 0) + r.count,
     e.first_seen = CASE WHEN r.first < e.first_seen THEN r.first ELSE e.first_seen END,
     e.last_seen = CASE WHEN r.last > e.last_seen THEN r.last ELSE e.last_seen END
-WITH count(e) AS written
+WITH startNode(e) AS s, max(e.changed_at) AS t, count(*) AS written
+FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
+         SET s.changed_at = raise)
+WITH sum(written) AS written
 UNWIND $logs AS l
 MERGE (m:S3AccessLog {key: l.key})
 ON CREATE SET m.scope = l.scope, m.delivered = l.delivered, m.reads = l.reads

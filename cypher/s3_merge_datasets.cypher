@@ -9,7 +9,8 @@ WHERE NOT clash:Dataset
 WITH r, clash
 WHERE clash IS NULL
 MERGE (n:Asset:Dataset {urn: r.urn})
-ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen, n.changed_at = r.seen, n.last_seen = r.seen
+ON CREATE SET n.system = 's3', n.name = r.name, n.first_seen = r.seen, n.changed_at = r.seen,
+              n.last_seen = r.seen
 SET n.bucket = $bucket,
     n.region = coalesce($region, n.region),
     n.first_seen = CASE WHEN r.seen < n.first_seen THEN r.seen ELSE n.first_seen END,

@@ -14,14 +14,13 @@ CREATE INDEX FOR (n:Run) ON (n.id);
 CREATE INDEX FOR (n:SchemaVersion) ON (n.urn);
 // Drops of assets not known yet (lineagegraph.graph.history), looked up by urn.
 CREATE INDEX FOR (n:PendingDrop) ON (n.urn);
-// Range indexes for `lineagegraph diff` (docs/history.md): changed_at is the newest of an
-// asset's or lineage edge's history times, so what changed since a time is an index range (a
-// column's only history time is first_seen, a schema version's `at`). Only what diff reads:
-// an index on the edges costs about as much memory as their history properties.
+// Range indexes for `lineagegraph diff` (docs/history.md). A node's changed_at is the newest
+// of its own history times and those of the lineage edges leaving it, so what changed since a
+// time is an index range on nodes. The labels are indexed already (urn), so a range costs little
+// memory, where an index on the edges would cost about as much as their history. A column's
+// own history time is first_seen, a schema version's `at`.
 CREATE INDEX FOR (n:Asset) ON (n.changed_at);
+CREATE INDEX FOR (n:Column) ON (n.changed_at);
+CREATE INDEX FOR (n:Transformation) ON (n.changed_at);
 CREATE INDEX FOR (n:Column) ON (n.first_seen);
 CREATE INDEX FOR (n:SchemaVersion) ON (n.at);
-CREATE INDEX FOR ()-[e:FLOWS_TO]-() ON (e.changed_at);
-CREATE INDEX FOR ()-[e:FEEDS]-() ON (e.changed_at);
-CREATE INDEX FOR ()-[e:READS_FROM]-() ON (e.changed_at);
-CREATE INDEX FOR ()-[e:WRITES_TO]-() ON (e.changed_at);

@@ -11,14 +11,13 @@ CREATE CONSTRAINT run_id IF NOT EXISTS FOR (n:Run) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT schema_version_urn IF NOT EXISTS FOR (n:SchemaVersion) REQUIRE n.urn IS UNIQUE;
 // Drops of assets not known yet (lineagegraph.graph.history), looked up by urn.
 CREATE INDEX pending_drop_urn IF NOT EXISTS FOR (n:PendingDrop) ON (n.urn);
-// Range indexes for `lineagegraph diff` (docs/history.md): changed_at is the newest of an
-// asset's or lineage edge's history times, so what changed since a time is an index range (a
-// column's only history time is first_seen, a schema version's `at`). Only what diff reads:
-// an index on the edges costs about as much memory as their history properties.
+// Range indexes for `lineagegraph diff` (docs/history.md). A node's changed_at is the newest
+// of its own history times and those of the lineage edges leaving it, so what changed since a
+// time is an index range on nodes. The labels are indexed already (urn), so a range costs little
+// memory, where an index on the edges would cost about as much as their history. A column's
+// own history time is first_seen, a schema version's `at`.
 CREATE INDEX asset_changed_at IF NOT EXISTS FOR (n:Asset) ON (n.changed_at);
+CREATE INDEX column_changed_at IF NOT EXISTS FOR (n:Column) ON (n.changed_at);
+CREATE INDEX transformation_changed_at IF NOT EXISTS FOR (n:Transformation) ON (n.changed_at);
 CREATE INDEX column_first_seen IF NOT EXISTS FOR (n:Column) ON (n.first_seen);
 CREATE INDEX schema_version_at IF NOT EXISTS FOR (n:SchemaVersion) ON (n.at);
-CREATE INDEX flows_to_changed_at IF NOT EXISTS FOR ()-[e:FLOWS_TO]-() ON (e.changed_at);
-CREATE INDEX feeds_changed_at IF NOT EXISTS FOR ()-[e:FEEDS]-() ON (e.changed_at);
-CREATE INDEX reads_from_changed_at IF NOT EXISTS FOR ()-[e:READS_FROM]-() ON (e.changed_at);
-CREATE INDEX writes_to_changed_at IF NOT EXISTS FOR ()-[e:WRITES_TO]-() ON (e.changed_at);

@@ -27,6 +27,11 @@ FIGURES = {
     "bench_cli_warm": [r"warm, serve running: +median [\d.]+ s", r"ratio: cold [\d.]+x warm"],
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],
+    "bench_history_diff": [
+        r"diff of the day: [\d,]+ changes in [\d.]+ s",
+        r"memory .* [+-][\d.]+ %",
+        r"ratio: full scans [\d.]+x the indexed statements",
+    ],
     "bench_ingest": [r"= +\d+% / \d+% of off", r"ratio: +batched/baseline nodes x[\d.]+"],
     "bench_kafka": [
         r"harvest kafka \(in process, join included\): [\d,]+ events/s",
@@ -57,6 +62,10 @@ FIGURES = {
     "bench_recommend": [r"recommend: [\d.]+ s", r"ratio: recommend [\d.]+x the cost report"],
     "bench_rollups": [r"[\d,]+ rows/s, [\d,]+ datasets", r"ratio: spark roll-ups [\d.]+x"],
     "bench_s3_access": [r"[\d,]+ lines/s", r"ratio: parse\+tally [\d.]+x reading alone"],
+    "bench_s3_deletion": [
+        r"new: emptied datasets, .* server cpu +[\d.]+ s",
+        r"ratio: new/scope step: server cpu [\d.]+x",
+    ],
     "bench_s3_harvest": [r"[\d,]+ objects/s", r"first: harvest/bare [\d.]+"],
     "bench_s3_writers": [r"FileWriter +[\d.]+ s +[\d,]+ objects/s", r"ratio: GraphWriter [\d.]+x"],
     "bench_short_names": [

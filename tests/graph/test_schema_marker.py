@@ -72,7 +72,8 @@ def test_an_older_schema_is_brought_up_to_date(tmp_path: Path) -> None:
 
 def test_an_older_store_gets_changed_at(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A store written before `changed_at` (schema step 2) gets it on open, page by page: the
-    newest of each asset's and lineage edge's history times, so `diff` finds their changes."""
+    newest of each lineage edge's history times, and of each asset's and of the edges leaving
+    it, so `diff` finds their changes."""
     table = {"system": "snowflake", "props": {}}
     with open_embedded(tmp_path) as store:
         store.run("merge_tables", {"rows": [{**table, "urn": u, "name": u, "seen": 100}
@@ -91,7 +92,7 @@ def test_an_older_store_gets_changed_at(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(falkordb_store, "ENCODE_PAGE", 2)  # several pages
     with open_embedded(tmp_path) as store:
         assets = store.execute("MATCH (a:Asset) RETURN a.urn, a.changed_at", write=False).rows
-        assert sorted(assets) == [["a", 100], ["b", 400], ["c", 500]]
+        assert sorted(assets) == [["a", 200], ["b", 400], ["c", 500]]  # a: its edge's stop
         edges = store.execute(
             "MATCH (a)-[e:FLOWS_TO]->(b) RETURN b.urn, e.changed_at", write=False
         ).rows

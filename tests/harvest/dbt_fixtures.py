@@ -75,6 +75,20 @@ def dbt_privacy_build(tmp_path_factory: pytest.TempPathFactory) -> DbtBuild:
     return _build(tmp_path_factory.mktemp("dbt-privacy") / "shop", PRIVACY)
 
 
+def rebuilt(build: DbtBuild, into: Path, files: dict[str, str], *args: str) -> DbtBuild:
+    """A copy of a built project (its DuckDB file and target too) with `files` (paths in the
+    project: new text) replaced, where real dbt then runs `args` (`run -s model`): a session's
+    build changed in seconds instead of built again."""
+    dbt = dbt_executable()
+    assert dbt is not None  # the build it copies ran it
+    project = into / "shop"
+    shutil.copytree(build.database.parent, project)
+    for name, text in files.items():
+        (project / name).write_text(text, encoding="utf-8")
+    _dbt(dbt, project, *args, "--target", "duckdb")
+    return DbtBuild(project / "target-sf", project / "target", project / "shop.duckdb")
+
+
 def _build(project: Path, overlay: Path | None = None) -> DbtBuild:
     dbt = dbt_executable()
     if dbt is None:

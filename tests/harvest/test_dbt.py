@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from dbt_fixtures import SNOWFLAKE_ACCOUNT, DbtBuild
+from dbt_fixtures import SNOWFLAKE_ACCOUNT, DbtBuild, rebuilt
 from snowflake_fixtures import NOW, AccountUsage, Query, accessed, modified, snowflake_settings
 
 from lineagegraph.cli import cli
 from lineagegraph.errors import ConfigError
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.dbt import harvest_dbt, read_project
-from lineagegraph.harvest.dbt.artifacts import ArtifactError
+from lineagegraph.harvest.dbt.artifacts import ArtifactError, iso_ms
 from lineagegraph.harvest.dbt.harvester import parsed_ahead
 from lineagegraph.harvest.snowflake.harvester import connect, harvest
 from lineagegraph.model import Asset, CheckResult, Column, ColumnFeed, Flow, Transformation
@@ -236,6 +236,60 @@ def test_a_model_that_stops_reading_a_source_drifts(
     built = read_project(dbt_build.duckdb, namespace=namespace).at  # the assets' first sighting
     then = lineage.traverse(store, fct, "upstream", depth=1, as_of=max(edge["first"], built))
     assert customers in {r.urn for r in then}
+
+
+def test_a_model_that_stops_deriving_a_column_drifts(
+    store: GraphStore, dbt_build: DbtBuild, tmp_path: Path
+) -> None:
+    """fct_sales rebuilt by real dbt without customer_name (it still joins the customers): the
+    FEEDS into customer_name stop at the rebuild's run, the model's FLOWS_TO and its other
+    FEEDS hold; as of the first build the dropped FEEDS are there. A later run that worked out
+    no column lineage (lineage off, no compiled SQL) stops none."""
+    namespace = dbt_build.duckdb_namespace
+    fct, customers = (f"{namespace}/shop.main.{name}" for name in ("fct_sales", "raw_customers"))
+    harvest_dbt(store, dbt_build.duckdb, namespace=namespace)
+    sql = "models/marts/fct_sales.sql"
+    text = (dbt_build.database.parent / sql).read_text(encoding="utf-8")
+    dropped = text.replace("c.full_name as customer_name, ", "")
+    assert dropped != text
+    later = rebuilt(dbt_build, tmp_path, {sql: dropped}, "run", "-s", "fct_sales")
+    run, report = harvest_dbt(store, later.duckdb, namespace=namespace)
+    assert run.status == "success" and not report.problems
+
+    def feeds(into: str, as_of: int | None = None) -> set[str]:
+        found = lineage.column_lineage(store, f"{fct}#{into}", "upstream", 1, as_of=as_of)
+        return {r.urn for r in found}
+
+    names = f"{customers}#first_name", f"{customers}#last_name"
+    stopped = rows(
+        store,
+        "MATCH (a:Column)-[e:FEEDS]->(:Column {urn: $dst}) "
+        "RETURN a.urn AS src, e.first_seen AS first, e.retired_at AS at",
+        dst=f"{fct}#customer_name",
+    )
+    assert {r["src"] for r in stopped} == set(names)
+    at = stopped[0]["at"]
+    results = json.loads((later.duckdb / "run_results.json").read_text(encoding="utf-8"))
+    (fct_run,) = (r for r in results["results"] if r["unique_id"] == "model.shop.fct_sales")
+    (done,) = (t["completed_at"] for t in fct_run["timing"] if t["name"] == "execute")
+    assert at == iso_ms(done, later.duckdb)  # the rebuild's run
+    assert {r["at"] for r in stopped} == {at}
+    assert feeds("customer_name") == set()  # now
+    assert feeds("customer_name", as_of=at - 1) == set(names)  # before the rebuild
+    kept = {f"{namespace}/shop.main.stg_orders#amount_usd"}
+    assert feeds("amount_cents") == kept
+    assert customers in {r.urn for r in lineage.traverse(store, fct, "upstream", depth=1)}
+
+    for rerun, column_lineage in (("no-sql", True), ("lineage-off", False)):
+        target = _copy(later.duckdb, tmp_path / rerun)
+        (target / "run_results.json").unlink()  # each model's run is the manifest's time
+        manifest = json.loads((target / "manifest.json").read_text(encoding="utf-8"))
+        manifest["metadata"]["generated_at"] = "2099-01-01T00:00:00Z"
+        if column_lineage:
+            manifest["nodes"]["model.shop.fct_sales"]["compiled_code"] = None
+        (target / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+        harvest_dbt(store, target, namespace=namespace, column_lineage=column_lineage)
+        assert feeds("amount_cents") == kept, rerun
 
 
 # --- bad input ------------------------------------------------------------------------------

@@ -290,14 +290,17 @@ def changed_at_of(store: GraphStore, kind: str, src: str, dst: str) -> Any:
 
 @pytest.mark.parametrize("store", ["falkordb"], indirect=True)
 def test_diff_finds_an_edge_whose_only_change_is_a_stop(store: GraphStore) -> None:
-    """`diff` picks what changed through the range index on `changed_at`: an edge first seen
-    before the window whose only change in it is a stop (b no longer read) has its changed_at
+    """`diff` picks what changed through `changed_at`: an edge first seen before the window
+    whose only change in it is a stop (b no longer read) has its changed_at, and its source's,
     moved to the stop, so it is listed; without changed_at it would not be."""
     play(store, [("run", "j1", ("a", "b"), ("o1",)), ("flush",), ("run", "j1", ("a",), ("o1",))])
     first, stop = T0 + STEP, T0 + 3 * STEP
     flow = ("FLOWS_TO", urn("b"), urn("o1"))
     assert changed_at_of(store, *flow) == stop
     assert changed_at_of(store, "FLOWS_TO", urn("a"), urn("o1")) == first
+    nodes = "MATCH (n {urn: $urn}) RETURN n.changed_at"
+    assert store.execute(nodes, {"urn": urn("b")}, write=False).rows == [[stop]]  # its edge's
+    assert store.execute(nodes, {"urn": urn("a")}, write=False).rows == [[first]]
     added, removed = diff_things(store, stop - 1, stop)
     assert added == set()
     assert removed == {flow, ("READS_FROM", job_urn("j1"), urn("b")),
@@ -312,19 +315,19 @@ def test_diff_finds_an_edge_whose_only_change_is_a_stop(store: GraphStore) -> No
 
 @pytest.mark.parametrize("store", ["falkordb"], indirect=True)
 def test_the_diff_statements_start_from_range_indexes(store: GraphStore) -> None:
-    """Each part of the diff's statements starts from an index on the embedded store (an edge
-    index serves one relationship type), never from a scan of every asset or edge."""
+    """Each part of the diff's statements starts from a range index on the embedded store
+    (edges from their source nodes' changed_at), never from a scan of every asset or edge."""
     assert isinstance(store, FalkorDBStore)
     window = {"since": T0, "until": T0 + STEP}
     names = ("history_changed_assets", "history_changed_columns", "history_changed_edges",
              "history_schema_changes")  # fmt: skip
     plans = {name: "\n".join(store._graph.explain(statement(name), window).plan) for name in names}
-    assert plans["history_changed_edges"].count("Edge By Index Scan") == 4
-    assert "All Node Scan" not in plans["history_changed_edges"]
-    for name in ("history_changed_assets", "history_changed_columns", "history_schema_changes"):
-        assert "Node By Index Scan" in plans[name], plans[name]
-        assert "Label Scan" not in plans[name] and "All Node Scan" not in plans[name], plans[name]
+    for name, plan in plans.items():
+        assert "Label Scan" not in plan and "All Node Scan" not in plan, (name, plan)
+    assert plans["history_changed_edges"].count("Node By Index Scan") == 3  # one per source
     assert plans["history_changed_columns"].count("Node By Index Scan") == 2
+    assert "Node By Index Scan" in plans["history_changed_assets"]
+    assert "Node By Index Scan" in plans["history_schema_changes"]
 
 
 @pytest.mark.parametrize("store", ["falkordb"], indirect=True)

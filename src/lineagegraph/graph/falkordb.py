@@ -40,7 +40,7 @@ stores), never answered the first statement of a new graph: its global lock's re
 gone below zero. After this long the store kills its server and starts it again, once."""
 # Bump when init_schema's own steps change (the schema file's changes are seen by themselves).
 # 2: strings in stored form (lineagegraph.graph.text); init_schema re-encodes older stores.
-# 3: `changed_at` on assets and lineage edges (docs/history.md); init_schema sets it on older ones.
+# 3: `changed_at` on nodes and lineage edges (docs/history.md); init_schema sets it on older ones.
 SCHEMA_STEPS = 3
 ENCODED_SINCE = 2
 CHANGED_AT_SINCE = 3
@@ -289,7 +289,7 @@ class FalkorDBStore(GraphStore):
             self._db.connection.delete(f"{self._schema_key}:encoded-{kind}-below")
 
     def _set_changed_at(self) -> None:
-        """Set `changed_at` on the assets and lineage edges of a store written before
+        """Set `changed_at` on the nodes and lineage edges of a store written before
         CHANGED_AT_SINCE (`diff` finds changes through its index, so one without it would never
         be listed), a page of node ids per transaction. Idempotent: an interrupted run starts
         again from the first page."""

@@ -247,13 +247,15 @@ class History:
                     strict=True,
                 ):
                     held.setdefault(by, []).append((start, _NEVER if until == OPEN else until))
+                key = (kind, row["src"], row["dst"])
+                legacy = row["held_by"] is None and row["first_seen"] is not None
+                if legacy and key not in self._edges:  # (one the window sighted starts over)
+                    held = _legacy(row, kind in ("FLOWS_TO", "FEEDS"))
                 for intervals in held.values():
                     intervals.sort()
                 derived = (row["stopped"], row["resumed"], row["retired_at"],
                            row["live"], row["changed_at"], row["first_seen"])  # fmt: skip
-                out[kind, row["src"], row["dst"]] = _Facts(
-                    row["src_asset"], row["dst_asset"], held, derived
-                )
+                out[key] = _Facts(row["src_asset"], row["dst_asset"], held, derived)
                 for end in ("src", "dst"):
                     if row[f"{end}_asset"] is not None:
                         drops = list(row[f"{end}_drops"] or ())
@@ -329,6 +331,22 @@ class History:
         return {"src": src, "dst": dst, "held_by": by, "held_from": start, "held_until": until,
                 "stopped": stopped or None, "resumed": resumed or None, "retired_at": retired_at,
                 "live": row_live, "changed_at": max(times), "first_seen": first}  # fmt: skip
+
+
+def _legacy(row: dict[str, Any], via: bool) -> dict[str, list[Interval]]:
+    """The intervals of an edge written without its facts (before this version, or by a
+    writer without runs), from its history: those that ended as without a producer, the one
+    that holds as its live producers' (`via`: FLOWS_TO, FEEDS; else its transformation)."""
+    starts = [row["first_seen"], *(row["resumed"] or ())]
+    stops = list(row["stopped"] or ())
+    held: dict[str, list[Interval]] = {}
+    for i, start in enumerate(starts):
+        if i < len(stops):
+            held.setdefault(NO_VIA, []).append((start, stops[i]))
+        else:
+            for producer in (row["live"] if via else [row["src"]]) or [NO_VIA]:
+                held.setdefault(producer, []).append((start, _NEVER))
+    return held
 
 
 def _same(stored: tuple[Any, ...], derived: tuple[Any, ...], kind: Kind) -> bool:

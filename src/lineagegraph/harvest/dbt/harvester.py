@@ -88,10 +88,13 @@ def harvest_dbt(
         masking=masking,
     )
     report = DbtReport(project.naming.adapter)
-    history = History()  # each model's run: what its earlier runs read and it no longer does stops
+    history = History()  # each model's run: what its earlier runs read and it no longer does
+    # stops, and the columns a run that worked out column lineage no longer derives
     with harvest_run(store, SYSTEM, str(project.artifacts.target.resolve())) as (run, writer):
         writer.add_all(parsed_ahead(_runs_told(project.items(), history)))
         writer.flush()
+        for job, at in project.column_runs.items():  # filled as the items were made
+            history.run(job, at, columns=True)
         history.read_prior(store)  # after the writes: what they sighted holds at their run
         history.write(store)
         report.checks = project.checks()

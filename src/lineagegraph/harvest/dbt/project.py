@@ -69,6 +69,9 @@ class Project:
         self.masking = masking
         self.report = DbtCounts()
         self.at = artifacts.generated_ms
+        self.column_runs: dict[str, int] = {}
+        """Each transformation whose column lineage `items` worked out, and its run's time: only
+        those runs say which columns a model no longer derives (FEEDS drift, docs/history.md)."""
         manifest = artifacts.manifest
         self.nodes: dict[str, dict[str, Any]] = self._readable(
             {**manifest["sources"], **manifest["nodes"]}
@@ -227,6 +230,7 @@ class Project:
             self.report.add("models_sql_unreadable")
             self.report.problems.append(f"{unique_id}: no column lineage: {exc}")
             return
+        self.column_runs[job] = at
         own = {c.lower(): c for c in self.columns(unique_id)}
         for column, pairs in sources.items():
             try:

@@ -3,7 +3,9 @@
 A scope (bucket + key prefix) soft-deletes the objects it no longer sees only when its scan
 completed; a scope that failed, was interrupted or was denied deletes nothing, and a complete
 scan that would lose more than ``s3.max_delete_share`` of its scope stops: a rewrite (a dataset
-whose old objects were replaced by new ones) is not a loss (docs/deletion.md).
+whose old objects were replaced by new ones) is not a loss (docs/deletion.md). A dataset that
+lineage runs through and that the scan leaves without a live object is deleted with it, and
+its lineage stops at the scan's start (docs/history.md), as a Snowflake DROP's does.
 
 Dataset roll-ups (objects, bytes, per storage class) are recomputed from the graph's present
 files afterwards, so they also count files outside the scanned prefix.
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lineagegraph.graph.history import delete_assets
 from lineagegraph.graph.store import GraphStore, chunks
 from lineagegraph.harvest.s3.scan import (
     HIDDEN_PREFIX,
@@ -52,16 +55,22 @@ def settle(
         present, unseen = int(counts["present"] or 0), int(counts["unseen"] or 0)
         if not unseen:
             continue
+        before = max(previous[scope], unseen)  # what it did not see was there before it
+        share = settings.max_delete_share
         if not allow_mass_delete:
-            before = max(previous[scope], unseen)  # what it did not see was there before it
-            refusal = mass_delete_refusal(
-                store, scope, params, before, present - unseen, unseen, settings.max_delete_share
-            )
+            refusal = shrink_refusal(scope, before, present - unseen, unseen, share)
+            if refusal:
+                errors.append(refusal)
+                continue
+        vanished = store.read("s3_scope_vanished", params)  # the guard's, and emptied datasets
+        if not allow_mass_delete:
+            refusal = vanish_refusal(scope, vanished, before, unseen, share)
             if refusal:
                 errors.append(refusal)
                 continue
         deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
         run.counts["soft_deleted"] += int(deleted)
+        run.counts["datasets_deleted"] += stop_lineage(store, vanished, started)
     for scope in scopes:
         if scope not in failures:  # its objects, one by one, replace its inventory roll-ups
             params = {"bucket": scope.bucket, "prefix": scope.prefix, "seen": started}
@@ -70,43 +79,58 @@ def settle(
     return errors
 
 
-def mass_delete_refusal(
-    store: GraphStore,
-    scope: Scope,
-    params: dict[str, Any],
-    previous: int,
-    live: int,
-    unseen: int,
-    share: float,
-) -> str | None:
-    """Why soft-deleting `unseen` objects of a complete scan looks like a loss, or None.
+def stop_lineage(store: GraphStore, vanished: list[dict[str, Any]], started: int) -> int:
+    """Delete, as of the scan's start, the emptied datasets (`vanished`) that lineage runs
+    through, and stop their lineage with them (a DROP's `delete_assets`): no object is left
+    under them for a job to read or write. Returns how many were deleted."""
+    rows: list[dict[str, Any]] = []
+    for page in chunks((row["dataset"] for row in vanished), ROLLUP_PAGE):
+        found = store.read("s3_datasets_in_lineage", {"urns": page, "started": started})
+        rows += ({"urn": row["urn"], "at": started} for row in found)
+    delete_assets(store, rows)
+    return len(rows)
 
-    The share counts losses, not rewrites: an unseen object whose dataset still
-    has live objects was replaced (a Spark overwrite) and does not count. A loss is a scope
-    whose live count falls below (1 - share) of its `previous` count (an empty listing), or
-    datasets that vanish entirely with more than `share` of it (a mis-scoped listing).
-    """
-    advice = (
-        "check the bucket, prefix and credentials, and if the objects really are gone rerun "
-        "with --allow-mass-delete"
-    )
+
+ADVICE = (
+    "check the bucket, prefix and credentials, and if the objects really are gone rerun "
+    "with --allow-mass-delete"
+)
+
+
+def _stopped(scope: Scope, unseen: int, previous: int, share: float) -> tuple[str, str]:
     what = f"stopped before soft-deleting {unseen:,} of {previous:,} objects under {scope.url}"
-    limit = f"more than s3.max_delete_share ({share:.0%})"
-    if live < (1 - share) * previous:
-        return (
-            f"{what}: the scan sees {live:,} live objects where the scope had {previous:,} "
-            f"({1 - live / previous:.0%} fewer), {limit}; {advice}"
-        )
-    vanished = store.read("s3_scope_vanished", params)
+    return what, f"more than s3.max_delete_share ({share:.0%})"
+
+
+def shrink_refusal(scope: Scope, previous: int, live: int, unseen: int, share: float) -> str | None:
+    """Why a complete scan that leaves `live` of the scope's `previous` objects looks like a
+    loss (an empty listing), or None: its live count falls below (1 - share) of before."""
+    if live >= (1 - share) * previous:
+        return None
+    what, limit = _stopped(scope, unseen, previous, share)
+    return (
+        f"{what}: the scan sees {live:,} live objects where the scope had {previous:,} "
+        f"({1 - live / previous:.0%} fewer), {limit}; {ADVICE}"
+    )
+
+
+def vanish_refusal(
+    scope: Scope, vanished: list[dict[str, Any]], previous: int, unseen: int, share: float
+) -> str | None:
+    """Why soft-deleting `unseen` objects looks like a loss (a mis-scoped listing), or None:
+    datasets that vanish entirely (`vanished`, s3_scope_vanished) with more than `share` of
+    the scope. An unseen object whose dataset still has live objects was replaced (a Spark
+    overwrite): the share counts losses, not rewrites."""
     lost = sum(int(row["objects"]) for row in vanished)
-    if lost > share * previous:
-        names = ", ".join(row["dataset"] for row in vanished[:3])
-        more = f" and {len(vanished) - 3:,} more" if len(vanished) > 3 else ""
-        return (
-            f"{what}: {len(vanished):,} datasets would vanish entirely ({names}{more}) with "
-            f"{lost:,} objects ({lost / previous:.0%} of the scope), {limit}; {advice}"
-        )
-    return None
+    if lost <= share * previous:
+        return None
+    what, limit = _stopped(scope, unseen, previous, share)
+    names = ", ".join(row["dataset"] for row in vanished[:3])
+    more = f" and {len(vanished) - 3:,} more" if len(vanished) > 3 else ""
+    return (
+        f"{what}: {len(vanished):,} datasets would vanish entirely ({names}{more}) with "
+        f"{lost:,} objects ({lost / previous:.0%} of the scope), {limit}; {ADVICE}"
+    )
 
 
 # --- dataset rollups -----------------------------------------------------------------------
