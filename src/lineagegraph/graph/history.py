@@ -281,8 +281,8 @@ class History:
         runs: _Runs,
         drops: list[int],
     ) -> dict[str, Any] | None:
-        """The row that sets an edge's facts and history, or None when it is unchanged and
-        the window did not sight it."""
+        """The row that sets an edge's facts and history, or None when the graph holds them
+        already."""
         kind, src, dst = key
         columns = kind == "FEEDS"
         sighted = self._edges.get(key, {})
@@ -321,9 +321,8 @@ class History:
                 by.append(producer)
                 start.append(a)
                 until.append(OPEN if b == _NEVER else b)
-        if (
+        if (  # read after the window's MERGEs: what they left is right already
             fact is not None
-            and not sighted
             and fact.held == {p: iv for p, iv in held.items() if iv}
             and _same(fact.derived, derived, kind)
         ):
