@@ -72,8 +72,17 @@ from lineagegraph.serve.eventlog import EventLog
 from lineagegraph.settings import GraphSettings, OpenLineageSettings
 
 COLUMNS = ("id", "customer", "amount", "ts")
-HISTORY = ("stopped", "resumed", "retired_at", "live", "held_by", "held_from", "held_until")
-FACTS = ("run_times", "column_run_times")  # the runs history recomputes from (transformations)
+HISTORY = (
+    "stopped",
+    "resumed",
+    "retired_at",
+    "live",
+    "held_by",
+    "held_from",
+    "held_until",
+    "changed_at",
+)  # a stop moves changed_at, the edge's and its source node's
+FACTS = ("run_times", "column_run_times", "changed_at")  # on nodes
 GOAL = 2000
 
 
