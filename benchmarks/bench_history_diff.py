@@ -138,7 +138,8 @@ def day_of_changes(
     share = changes // 10
     stopped = edges[: 4 * share]
     rows = [{"src": s, "dst": d, "stopped": [STOP, t], "resumed": [BACK], "retired_at": t,
-             "live": []} for (s, d), t in zip(stopped, at, strict=False)]  # fmt: skip
+             "live": [], "changed_at": t}
+            for (s, d), t in zip(stopped, at, strict=False)]  # fmt: skip
     store.write_batches("history_set_flows", rows, ("src", "dst"))
     new_assets = [f"snowflake://bench-acct/NEW.PUBLIC.T_{i}" for i in range(share)]
     table = {"system": "snowflake", "props": {}}

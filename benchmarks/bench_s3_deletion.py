@@ -52,9 +52,19 @@ SCOPE_STEP = ("s3_scope_counts", "s3_soft_delete")
 NEW = (
     "s3_scope_vanished",
     "s3_datasets_in_lineage",
-    "snowflake_soft_delete",
-    "history_stop_deleted",
-    "history_stop_deleted_feeds",
+    "history_assets",  # delete_assets: a window of drops (graph.history)
+    "history_state_flows",
+    "history_state_feeds",
+    "history_state_reads_from",
+    "history_state_writes_to",
+    "history_runs",
+    "history_set_flows",
+    "history_set_feeds",
+    "history_set_reads_from",
+    "history_set_writes_to",
+    "history_edges_of_assets",
+    "history_set_assets",
+    "history_pending_drops",
 )
 
 

@@ -1,12 +1,14 @@
-// Set the history of WRITES_TO edges after a window of runs (lineagegraph.graph.history computes
-// it from what the graph held and what the window's runs produced).
-// Rows: {src (transformation urn), dst (asset urn), stopped, resumed (lists or null),
-// retired_at (null while the edge holds), live (unused here)}.
+// Set the facts and history of WRITES_TO edges after a window (lineagegraph.graph.history
+// recomputes them from the producers' intervals, runs and the endpoints' drops).
+// Rows: {src, dst (transformation and asset urns), held_by, held_from, held_until (parallel
+// lists: each producer's intervals, -1 while one holds), stopped, resumed (lists or null),
+// retired_at (null while the edge holds), changed_at (the newest of first_seen, stops and returns),
+// live (the transformations producing it now; unused here)}.
 UNWIND $rows AS r
 MATCH (:Transformation {urn: r.src})-[e:WRITES_TO]->(:Asset {urn: r.dst})
-SET e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at,
-    e.changed_at = reduce(m = e.changed_at, t IN coalesce(r.stopped, []) + coalesce(r.resumed, []) |
-                          CASE WHEN m >= t THEN m ELSE t END)
+SET e.held_by = r.held_by, e.held_from = r.held_from, e.held_until = r.held_until,
+    e.stopped = r.stopped, e.resumed = r.resumed, e.retired_at = r.retired_at,
+    e.changed_at = r.changed_at
 WITH startNode(e) AS s, max(e.changed_at) AS t
 FOREACH (raise IN CASE WHEN t IS NULL OR s.changed_at >= t THEN [] ELSE [t] END |
          SET s.changed_at = raise)

@@ -1,16 +1,38 @@
-// The history of FLOWS_TO edges before a window of runs is written (lineagegraph.graph.history):
-// those the window sighted, and those still held by a transformation that ran in it (which
-// may have stopped producing them). `live`: the transformations producing the edge now.
-// Params: rows ({src, dst}), jobs (urns of the transformations that ran).
+// The facts of FLOWS_TO edges a window recomputes (lineagegraph.graph.history): those it sighted,
+// those a job that ran in it held in an interval not ended before its earliest run in it, and
+// those of assets whose drops grew. Per edge: its intervals per producer (held_by, held_from,
+// held_until: -1 while it holds), the assets whose drops stop it and their drops, and the
+// history derived before. Params: rows ({src, dst}), jobs ({t, after}), assets (asset urns).
 UNWIND $rows AS r
 MATCH (a:Asset {urn: r.src})-[e:FLOWS_TO]->(b:Asset {urn: r.dst})
-RETURN a.urn AS src, b.urn AS dst, e.first_seen AS first_seen, e.last_seen AS last_seen,
-       e.stopped AS stopped,
-       e.resumed AS resumed, e.retired_at AS retired_at, coalesce(e.live, e.via) AS live
+RETURN a.urn AS src, b.urn AS dst, a.urn AS src_asset, b.urn AS dst_asset,
+       a.drops AS src_drops, b.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, coalesce(e.live, e.via) AS live,
+       e.changed_at AS changed_at
 UNION
-UNWIND $jobs AS t
-MATCH (:Transformation {urn: t})-[:WRITES_TO]->(b:Asset)<-[e:FLOWS_TO]-(a:Asset)
-WHERE e.retired_at IS NULL AND t IN coalesce(e.live, e.via)
-RETURN a.urn AS src, b.urn AS dst, e.first_seen AS first_seen, e.last_seen AS last_seen,
-       e.stopped AS stopped,
-       e.resumed AS resumed, e.retired_at AS retired_at, coalesce(e.live, e.via) AS live
+UNWIND $jobs AS j
+MATCH (:Transformation {urn: j.t})-[:WRITES_TO]->(b:Asset)<-[e:FLOWS_TO]-(a:Asset)
+WHERE any(i IN range(0, size(coalesce(e.held_by, [])) - 1)
+          WHERE e.held_by[i] = j.t AND (e.held_until[i] = -1 OR e.held_until[i] > j.after))
+RETURN a.urn AS src, b.urn AS dst, a.urn AS src_asset, b.urn AS dst_asset,
+       a.drops AS src_drops, b.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, coalesce(e.live, e.via) AS live,
+       e.changed_at AS changed_at
+UNION
+UNWIND $assets AS u
+MATCH (a:Asset {urn: u})-[e:FLOWS_TO]->(b:Asset)
+RETURN a.urn AS src, b.urn AS dst, a.urn AS src_asset, b.urn AS dst_asset,
+       a.drops AS src_drops, b.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, coalesce(e.live, e.via) AS live,
+       e.changed_at AS changed_at
+UNION
+UNWIND $assets AS u
+MATCH (a:Asset)-[e:FLOWS_TO]->(b:Asset {urn: u})
+RETURN a.urn AS src, b.urn AS dst, a.urn AS src_asset, b.urn AS dst_asset,
+       a.drops AS src_drops, b.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, coalesce(e.live, e.via) AS live,
+       e.changed_at AS changed_at

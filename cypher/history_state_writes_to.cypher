@@ -1,17 +1,30 @@
-// The history of WRITES_TO edges before a window of runs is written (lineagegraph.graph.history):
-// those the window sighted, and every one still held by a transformation that ran in it (its
-// newer run may no longer produce it). `live`: the transformation while the edge holds.
-// Params: rows ({src: transformation urn, dst: asset urn}), jobs (transformation urns).
+// The facts of WRITES_TO edges a window recomputes (lineagegraph.graph.history): those it sighted,
+// those a job that ran in it held in an interval not ended before its earliest run in it, and
+// those of assets whose drops grew. Per edge: its intervals per producer (held_by, held_from,
+// held_until: -1 while it holds), the assets whose drops stop it and their drops, and the
+// history derived before. Params: rows ({src, dst}), jobs ({t, after}), assets (asset urns).
 UNWIND $rows AS r
 MATCH (t:Transformation {urn: r.src})-[e:WRITES_TO]->(a:Asset {urn: r.dst})
-RETURN t.urn AS src, a.urn AS dst, e.first_seen AS first_seen, e.last_seen AS last_seen,
-       e.stopped AS stopped,
-       e.resumed AS resumed, e.retired_at AS retired_at,
-       CASE WHEN e.retired_at IS NULL THEN [t.urn] ELSE [] END AS live
+RETURN t.urn AS src, a.urn AS dst, null AS src_asset, a.urn AS dst_asset,
+       [] AS src_drops, a.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, null AS live,
+       e.changed_at AS changed_at
 UNION
-UNWIND $jobs AS u
-MATCH (t:Transformation {urn: u})-[e:WRITES_TO]->(a:Asset)
-WHERE e.retired_at IS NULL
-RETURN t.urn AS src, a.urn AS dst, e.first_seen AS first_seen, e.last_seen AS last_seen,
-       e.stopped AS stopped,
-       e.resumed AS resumed, e.retired_at AS retired_at, [t.urn] AS live
+UNWIND $jobs AS j
+MATCH (t:Transformation {urn: j.t})-[e:WRITES_TO]->(a:Asset)
+WHERE any(i IN range(0, size(coalesce(e.held_by, [])) - 1)
+          WHERE e.held_by[i] = j.t AND (e.held_until[i] = -1 OR e.held_until[i] > j.after))
+RETURN t.urn AS src, a.urn AS dst, null AS src_asset, a.urn AS dst_asset,
+       [] AS src_drops, a.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, null AS live,
+       e.changed_at AS changed_at
+UNION
+UNWIND $assets AS u
+MATCH (t:Transformation)-[e:WRITES_TO]->(a:Asset {urn: u})
+RETURN t.urn AS src, a.urn AS dst, null AS src_asset, a.urn AS dst_asset,
+       [] AS src_drops, a.drops AS dst_drops, e.held_by AS held_by, e.held_from AS held_from,
+       e.held_until AS held_until, e.first_seen AS first_seen, e.stopped AS stopped,
+       e.resumed AS resumed, e.retired_at AS retired_at, null AS live,
+       e.changed_at AS changed_at

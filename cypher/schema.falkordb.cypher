@@ -12,6 +12,8 @@ CREATE INDEX FOR (n:Tag) ON (n.urn);
 CREATE INDEX FOR (n:S3AccessLog) ON (n.key);
 CREATE INDEX FOR (n:Run) ON (n.id);
 CREATE INDEX FOR (n:SchemaVersion) ON (n.urn);
+// Drops of assets not known yet (lineagegraph.graph.history), looked up by urn.
+CREATE INDEX FOR (n:PendingDrop) ON (n.urn);
 // Range indexes for `lineagegraph diff` (docs/history.md). A node's changed_at is the newest
 // of its own history times and those of the lineage edges leaving it, so what changed since a
 // time is an index range on nodes. The labels are indexed already (urn), so a range costs little

@@ -16,6 +16,7 @@ from graphs import drop_graph
 
 from lineagegraph.graph import falkordb as falkordb_store
 from lineagegraph.graph.falkordb import LEGACY_UNIQUE_KEYS, FalkorDBStore
+from lineagegraph.graph.history import delete_assets
 from lineagegraph.graph.statements import schema_statements, schema_version
 from lineagegraph.graph.store import open_store
 from lineagegraph.questions import history
@@ -77,9 +78,9 @@ def test_an_older_store_gets_changed_at(tmp_path: Path, monkeypatch: pytest.Monk
     with open_embedded(tmp_path) as store:
         store.run("merge_tables", {"rows": [{**table, "urn": u, "name": u, "seen": 100}
                                             for u in ("a", "b", "c")]})  # fmt: skip
-        store.run("snowflake_soft_delete", {"rows": [{"urn": "b", "at": 300}]})
+        delete_assets(store, [{"urn": "b", "at": 300}])
         store.run("merge_tables", {"rows": [{**table, "urn": "b", "name": "b", "seen": 400}]})
-        store.run("snowflake_soft_delete", {"rows": [{"urn": "c", "at": 500}]})
+        delete_assets(store, [{"urn": "c", "at": 500}])
         flows = [{"src": "a", "dst": d, "at": 100, "via": []} for d in ("b", "c")]
         store.run("merge_flows", {"rows": flows})
         stop = {"src": "a", "dst": "b", "stopped": [200], "resumed": None, "retired_at": 200}

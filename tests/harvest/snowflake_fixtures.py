@@ -97,9 +97,24 @@ def snowflake_settings(
     )
 
 
-HISTORY = ("stopped", "resumed", "retired_at", "live", "deleted", "restored", "changed_at")
-"""The history of edges and assets (docs/history.md): exact for runs in time order, else it
-depends on the windows (and a DROP undone within a window by a later sighting leaves none)."""
+HISTORY = (
+    "stopped",
+    "resumed",
+    "retired_at",
+    "live",
+    "deleted",
+    "restored",
+    "changed_at",
+    "held_by",
+    "held_from",
+    "held_until",
+    "run_times",
+    "column_run_times",
+    "drops",
+)
+"""The history of edges and assets and the facts it comes from (docs/history.md): written by
+windows of runs (graph.history), so none when values are written one at a time; so are the
+drops kept for assets not known yet (:PendingDrop)."""
 
 
 def _without_history(props: dict[str, Any]) -> dict[str, Any]:
@@ -117,7 +132,7 @@ def dump_graph(store: GraphStore, *, history: bool = True) -> tuple[list[Any], l
         write=False,
     ).rows
     if not history:
-        nodes = [[labels, _without_history(p)] for labels, p in nodes]
+        nodes = [[labels, _without_history(p)] for labels, p in nodes if labels != ["PendingDrop"]]
         edges = [[a, t, b, _without_history(p)] for a, t, b, p in edges]
     return sorted(nodes, key=json.dumps), sorted(edges, key=json.dumps)
 

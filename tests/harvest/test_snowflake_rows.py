@@ -26,6 +26,7 @@ from snowflake_fixtures import (
     urn,
 )
 
+from lineagegraph.graph.history import delete_assets
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.reducer import RunReducer
@@ -632,8 +633,7 @@ def write_rows(store: GraphStore, rows: list[tuple[Query, list[Any]]], *, reduce
             for value in outputs:
                 if isinstance(value, SoftDelete):
                     writer.flush()
-                    deleted = [{"urn": value.urn, "at": value.at}]
-                    store.write_batches("snowflake_soft_delete", deleted, ("urn",))
+                    delete_assets(store, [{"urn": value.urn, "at": value.at}])
                 else:
                     writer.add(value)
         writer.flush()

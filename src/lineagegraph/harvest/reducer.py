@@ -317,9 +317,10 @@ class RunReducer:
         self._jobs, self._flows, self._pending = {}, {}, 0
 
     def write_run(self, writer: GraphWriter) -> list[dict[str, Any]]:
-        """Write everything held, in dependency order; start afresh. Returns the drops that no
-        later sighting undid (`urn`, `at`), for the system that issued them to apply after
-        this (the Snowflake harvester's soft deletes): the reducer writes no system's drops."""
+        """Write everything held, in dependency order; start afresh. Returns the drops
+        (`urn`, `at`; not one a sighting in the same ms undid), for the system that issued them
+        to apply after this (the Snowflake harvester's soft deletes, graph.history): the
+        reducer writes no system's drops."""
         self._write_earliest(writer)
         writer.add_all(_sighting(n, n.last) for n in self._nodes.values() if n.last > n.first)
         writer.flush()
@@ -350,11 +351,12 @@ class RunReducer:
         writer.add_all(self._schemas.sightings())
         writer.flush()
         counts["self_edges_skipped"] += self.self_edges
-        # A drop followed (in sighting order) by a sighting is undone by it, even in the same ms.
+        # Every drop goes on (a later sighting brings the asset back: graph.history), but one
+        # followed in sighting order by a sighting in the same ms, which undoes it.
         rows = [
             {"urn": urn, "at": at}
             for urn, at, row in self._drops
-            if urn not in self._nodes or self._nodes[urn].row < row
+            if urn not in self._nodes or self._nodes[urn].row < row or self._nodes[urn].last > at
         ]
         if self._drops:
             counts["drops_applied"] += len(rows)

@@ -26,7 +26,7 @@ from lineagegraph.harvest.dbt.project import SYSTEM, Project
 from lineagegraph.harvest.dbt.settings import DEFAULT_META_KEYS
 from lineagegraph.harvest.tag_changes import tag_changes
 from lineagegraph.masking import DEFAULT_NAMES
-from lineagegraph.model import CheckResult, Item, Transformation
+from lineagegraph.model import CheckResult, Item
 from lineagegraph.pipeline import HarvestRun, harvest_run
 
 if TYPE_CHECKING:
@@ -179,10 +179,10 @@ def summary(target: Path, run: HarvestRun, report: DbtReport) -> str:
 
 
 def _runs_told(items: Iterable[Item], history: History) -> Iterator[Item]:
-    """`items`, each model's run told to `history` on the way (drift, docs/history.md)."""
+    """`items`, each model's run and what it produced told to `history` on the way (drift,
+    docs/history.md)."""
     for item in items:
-        if type(item) is Transformation:
-            history.run(item.urn, item.run_at)
+        history.take((item,))
         yield item
 
 

@@ -331,8 +331,8 @@ def write_windows(
 
 
 def finish_run(reducer: RunReducer, writer: GraphWriter) -> None:
-    """The reducer's last writes, then the DROPs no later sighting undid, as soft deletes:
-    after every sighting, so an object seen again after its drop stays present."""
+    """The reducer's last writes, then the DROPs as deletions (graph.history): after every
+    sighting, which history weighs against them whatever order they came in."""
     delete_assets(writer.store, reducer.write_run(writer))
 
 
