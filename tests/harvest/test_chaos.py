@@ -58,7 +58,15 @@ TARGETS = (
     "server while compacting",
     "server after success",
 )
-WHEN = {"first_seen", "last_seen", "last_run_at", "last_run_id", "runs", "harvested_at"}
+WHEN = {
+    "first_seen",
+    "last_seen",
+    "changed_at",
+    "last_run_at",
+    "last_run_id",
+    "runs",
+    "harvested_at",
+}
 
 
 def harvest_cmd(data_dir: Path, bucket: str, endpoint: str) -> list[str]:
