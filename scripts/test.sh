@@ -23,13 +23,15 @@ npm ci --prefix tools/cypher-lint --no-audit --no-fund --loglevel=error
 bash scripts/dbt-venv.sh || echo "warning: could not install dbt; the dbt tests will skip" >&2
 
 # System packages for the browser tests (the HTML lineage picture; the explorer, through
-# chromium-driver), the Graphviz check and Prometheus's promtool (the shipped alerting rules).
+# chromium-driver), the Graphviz check, Prometheus's promtool (the shipped alerting rules) and
+# Alertmanager with amtool (the alert chain test).
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   need=""
   command -v chromium >/dev/null || need="$need chromium"
   command -v chromedriver >/dev/null || need="$need chromium-driver"
   command -v dot >/dev/null || need="$need graphviz"
   command -v promtool >/dev/null || need="$need prometheus"
+  command -v amtool >/dev/null || need="$need prometheus-alertmanager"
   if [ -n "$need" ]; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends $need >/dev/null \
       || echo "warning: could not install$need; those tests will skip" >&2
