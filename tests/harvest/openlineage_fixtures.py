@@ -26,7 +26,6 @@ def event_by_event(store: GraphStore, path: Path) -> None:
         if located.event.get("eventType") == "COMPLETE":
             items = mapper.items(located)
             history.take(items)
-            history.read_prior(store)
             writer.add_all(items)
         state = run_state(located.event)  # every run event: its run's state
         if state is not None:

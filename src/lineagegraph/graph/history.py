@@ -122,10 +122,6 @@ class History:
             elif type(item) is ColumnFeed and item.src != item.dst:
                 self.sight("FEEDS", item.src, item.dst, item.via, item.at)
 
-    def read_prior(self, store: GraphStore) -> None:
-        """Kept for writers that call it before their MERGEs: `write` reads every fact it
-        needs itself (the MERGEs change none of them)."""
-
     def write(self, store: GraphStore) -> int:
         """Recompute and write the history of every edge and asset the window touches;
         returns how many of those edges are stopped now. Start afresh."""

@@ -324,7 +324,6 @@ class RunReducer:
         self._write_earliest(writer)
         writer.add_all(_sighting(n, n.last) for n in self._nodes.values() if n.last > n.first)
         writer.flush()
-        self._history.read_prior(writer.store)  # before the edges change
         self._write_runs(writer)
         counts = writer.counts
         edges: dict[str, list[dict[str, Any]]] = {"r": [], "w": []}

@@ -518,7 +518,6 @@ def write_actions(store: GraphStore, writer: GraphWriter, actions: list[SparkAct
     history = History()
     for action_values in items:
         history.take(action_values)
-    history.read_prior(store)
     for action_values in items:
         writer.add_all(action_values)
     writer.flush()

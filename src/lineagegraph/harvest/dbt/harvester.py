@@ -95,7 +95,6 @@ def harvest_dbt(
         writer.flush()
         for job, at in project.column_runs.items():  # filled as the items were made
             history.run(job, at, columns=True)
-        history.read_prior(store)  # after the writes: what they sighted holds at their run
         history.write(store)
         report.checks = project.checks()
         writer.add_all(report.checks)  # the writer stores them after their assets and columns
