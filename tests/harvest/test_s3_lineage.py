@@ -27,6 +27,7 @@ from s3_fixtures import (
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.harvest.s3 import settle
 from lineagegraph.harvest.s3.harvester import harvest_s3, harvest_s3_inventory
 from lineagegraph.harvest.s3.scan import ScanStats
 from lineagegraph.questions import lineage
@@ -133,6 +134,24 @@ def test_a_dataset_a_complete_scan_empties_is_deleted_and_its_lineage_stops(
     harvest_events(store, tmp_path / "later.jsonl", spark_event(bucket, back + 1, ("gone", "kept")))
     assert upstream(store) == {gone, kept}
     assert upstream(store, as_of=back) == {kept}  # the gap stays in the history
+
+
+def test_a_harvest_killed_before_stopping_the_lineage_is_finished_by_the_next(
+    store: GraphStore, bucket: str, lake, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    def killed(*_: object) -> None:
+        raise KeyboardInterrupt("killed while deleting the emptied datasets")
+
+    monkeypatch.setattr(settle, "delete_assets", killed)
+    with pytest.raises(KeyboardInterrupt):
+        harvest_s3(store, lake, bucket)
+    monkeypatch.undo()
+    report = harvest_s3(store, lake, bucket)
+    at = run_of(store, report.run_id)["watermark"]
+    assert report.status == "success" and report.soft_deleted == 2
+    gone = f"s3://{bucket}/gone"
+    assert dataset(store, gone)["deleted_at"] == at
+    assert edges(store, gone) == {"FLOWS_TO": at, "READS_FROM": at, "FEEDS": at}
 
 
 def _nothing_stopped(store: GraphStore, bucket: str) -> None:

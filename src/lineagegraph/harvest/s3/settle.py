@@ -68,9 +68,11 @@ def settle(
             if refusal:
                 errors.append(refusal)
                 continue
+        # The datasets first: a run killed between the two finds the objects unseen again and
+        # finishes; the other way round it would find nothing unseen and never stop the lineage.
+        run.counts["datasets_deleted"] += stop_lineage(store, vanished, started)
         deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
         run.counts["soft_deleted"] += int(deleted)
-        run.counts["datasets_deleted"] += stop_lineage(store, vanished, started)
     for scope in scopes:
         if scope not in failures:  # its objects, one by one, replace its inventory roll-ups
             params = {"bucket": scope.bucket, "prefix": scope.prefix, "seen": started}
