@@ -87,7 +87,7 @@ def test_init_status_and_query_roundtrip(run) -> None:  # type: ignore[no-untype
         "--format",
         "json",
     )
-    assert json.loads(out.output) == [{"urn": "snowflake://a/D.S.T", "n": 42}]
+    assert json.loads(out.stdout) == [{"urn": "snowflake://a/D.S.T", "n": 42}]
     csv_out = run("query", "MATCH (t:Table) RETURN t.urn AS urn", "--format", "csv")
     assert csv_out.output.splitlines() == ["urn", "snowflake://a/D.S.T"]
 
@@ -113,7 +113,7 @@ def test_writes_need_write_and_change_nothing(ready) -> None:  # type: ignore[no
     assert result.exit_code == 4
     assert result.output.strip() == f"error: {WRITE_REFUSED}"
     count = ready("query", "MATCH (n:Asset) RETURN count(n) AS n", "--format", "json")
-    assert json.loads(count.output) == [{"n": 0}]
+    assert json.loads(count.stdout) == [{"n": 0}]
 
 
 def test_invalid_cypher_is_one_line_without_traceback(ready) -> None:  # type: ignore[no-untyped-def]
@@ -304,7 +304,7 @@ def test_query_shows_times_as_utc_in_a_table(ready) -> None:  # type: ignore[no-
     assert table.output.splitlines()[2].split() == ["u", "2024-06-01", "00:00:00Z", "3"]
     raw = ready("query", read, "--epoch-ms")
     assert raw.output.splitlines()[2].split() == ["u", "1717200000000", "3"]
-    data = json.loads(ready("query", read, "--format", "json").output)
+    data = json.loads(ready("query", read, "--format", "json").stdout)
     assert data == [{"t.urn": "u", "t.last_seen": 1717200000000, "t.runs": 3}]
 
 

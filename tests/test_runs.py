@@ -153,11 +153,11 @@ def test_a_killed_harvest_is_abandoned_and_blocks_nothing(tmp_path: Path) -> Non
             "host": socket.gethostname(), "pid": victim.pid, "pid_start": process_start(victim.pid),
         })  # fmt: skip
     status = CliRunner().invoke(cli, ["--data-dir", str(data_dir), "status", "--format", "json"])
-    assert [r["status"] for r in json.loads(status.output)["runs"]] == ["running", "success"]
+    assert [r["status"] for r in json.loads(status.stdout)["runs"]] == ["running", "success"]
     victim.kill()
     victim.wait()
     status = CliRunner().invoke(cli, ["--data-dir", str(data_dir), "status", "--format", "json"])
-    assert [r["status"] for r in json.loads(status.output)["runs"]] == ["abandoned", "success"]
+    assert [r["status"] for r in json.loads(status.stdout)["runs"]] == ["abandoned", "success"]
     with open_store(GraphSettings(data_dir=data_dir)) as store:
         assert last_watermark(store, "openlineage", "/x") == 1000
         with harvest_run(store, "openlineage", "/x") as (run, _):
@@ -179,7 +179,7 @@ def test_a_reused_pid_does_not_keep_a_dead_run_alive(tmp_path: Path) -> None:
             "host": socket.gethostname(), "pid": os.getpid(), "pid_start": 1,  # not our start
         })  # fmt: skip
     status = CliRunner().invoke(cli, ["--data-dir", str(data_dir), "status", "--format", "json"])
-    assert json.loads(status.output)["runs"][0]["status"] == "abandoned"
+    assert json.loads(status.stdout)["runs"][0]["status"] == "abandoned"
 
 
 def test_a_second_harvest_fails_fast_and_changes_nothing(tmp_path: Path, events: Path) -> None:

@@ -425,11 +425,11 @@ def test_dbt_test_results_gate_through_check(dbt_build: DbtBuild, tmp_path: Path
                                  "c.status AS status, c.failures AS failures, t.urn AS target "
                                  "ORDER BY name"], env=env)  # fmt: skip
     assert checks.exit_code == 0, checks.output
-    assert {(c["status"], c["target"]) for c in json.loads(checks.output)} == {
+    assert {(c["status"], c["target"]) for c in json.loads(checks.stdout)} == {
         ("fail", fct + "#amount_cents"),
         ("pass", fct + "#order_id"),
         ("pass", fct + "#customer_name"),
-    } and len(json.loads(checks.output)) == 4
+    } and len(json.loads(checks.stdout)) == 4
     gate = runner.invoke(cli, ["check", fct], env=env)
     assert gate.exit_code == 6, gate.output
     assert "not_null_fct_sales_amount_cents" in gate.output
@@ -544,13 +544,13 @@ def test_a_malformed_node_is_skipped_and_reported_the_rest_harvested(
     runs = CliRunner().invoke(cli, ["query", "--format", "json",
                                     "MATCH (r:HarvestRun {system: 'dbt'}) RETURN r.status AS s, "
                                     "r.count_dbt_skipped_bad_nodes AS bad"], env=env)  # fmt: skip
-    assert json.loads(runs.output) == [{"s": "partial", "bad": 1}], runs.output
+    assert json.loads(runs.stdout) == [{"s": "partial", "bad": 1}], runs.output
     flows = CliRunner().invoke(
         cli,
         ["query", "--format", "json", "MATCH (a)-[:FLOWS_TO]->(b) RETURN a.name AS a, b.name AS b"],
         env=env,
     )
-    assert json.loads(flows.output) == [{"a": "shop.main.orders", "b": "shop.main.revenue"}]
+    assert json.loads(flows.stdout) == [{"a": "shop.main.orders", "b": "shop.main.revenue"}]
 
 
 def test_a_malformed_catalog_entry_falls_back_to_the_manifest_columns(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def test_a_failing_source_does_not_stop_the_others(
     assert "spark: skipped (spark spool is empty)" in lines
     assert "error: 1 source(s) failed: snowflake" in result.output
     status = run(config, "status", "--format", "json")
-    assets = json.loads(status.output)["assets"]
+    assets = json.loads(status.stdout)["assets"]
     assert {(a["kind"], a["assets"]) for a in assets} == {("File", 2), ("Dataset", 1)}
 
 

@@ -188,7 +188,7 @@ def test_schema_history_command_prints_every_format(
         result = run("schema-history", ORDERS, "--format", fmt)
         assert result.exit_code == 0, result.output
         if fmt == "json":
-            answer = json.loads(result.output)
+            answer = json.loads(result.stdout)
             assert [c["dropped"] for c in answer["changes"]] == [
                 [{"name": "amount", "type": "decimal(10,2)"}]
             ]

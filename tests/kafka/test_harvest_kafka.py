@@ -113,7 +113,7 @@ def test_events_of_the_openlineage_kafka_transport_reach_the_graph(
         ["--data-dir", str(data_dir), "status", "--format", "json"],
         env=env(kafka_bootstrap, topic, group),
     )
-    kafka = json.loads(status.output)["kafka"]
+    kafka = json.loads(status.stdout)["kafka"]
     [last] = kafka["harvests"]  # the newest harvest of the group: the second, which read none
     assert (last["status"], last["consumed"], last["lag"]) == ("success", 0, 0)
     assert sorted(p["partition"] for p in kafka["lag"]) == [0, 1, 2]

@@ -382,7 +382,7 @@ def run(data_dir: Path, *args: str) -> Any:
 
 def test_cli_as_of_answers_the_graph_of_that_time(drifted: Path) -> None:
     def upstream(*args: str) -> set[str]:
-        answer = json.loads(run(drifted, "upstream", urn("o1"), "--format", "json", *args).output)
+        answer = json.loads(run(drifted, "upstream", urn("o1"), "--format", "json", *args).stdout)
         return {a["urn"] for a in answer["assets"]}
 
     assert upstream() == {urn("a"), urn("b")}  # now: b came back on day 3
@@ -397,9 +397,9 @@ def test_cli_as_of_answers_the_graph_of_that_time(drifted: Path) -> None:
     assert path.startswith(f"no path from {urn('b')} to {urn('o1')} within 10 hop(s) as of")
     assert "1 hop" in run(drifted, "path", urn("b"), urn("o1"), "--as-of", "2024-03-03").output
     impact = run(drifted, "impact", urn("b"), "--as-of", "2024-03-02", "--format", "json")
-    assert json.loads(impact.output)["assets"] == []
+    assert json.loads(impact.stdout)["assets"] == []
     columns = run(drifted, "columns", urn("b") + "#x", "--as-of", "2024-03-02", "--format", "json")
-    assert json.loads(columns.output)["downstream"] == []
+    assert json.loads(columns.stdout)["downstream"] == []
     before = CliRunner().invoke(
         cli, ["--data-dir", str(drifted), "upstream", urn("d"), "--as-of", "2024-03-03"]
     )
@@ -426,12 +426,12 @@ def test_cli_diff_lists_what_was_added_and_removed(drifted: Path) -> None:
     # around an asset: c and d (day 4) are elsewhere
     around = run(drifted, "diff", urn("o1"), "--since", "2024-02-01", "--depth", "1",
                  "--format", "json")  # fmt: skip
-    assert {c["urn"] for c in json.loads(around.output)["added"] if c["what"] == "Asset"} == {
+    assert {c["urn"] for c in json.loads(around.stdout)["added"] if c["what"] == "Asset"} == {
         urn("a"),
         urn("b"),
         urn("o1"),
     }
-    whole = json.loads(run(drifted, "diff", "--since", "2024-02-01", "--format", "json").output)
+    whole = json.loads(run(drifted, "diff", "--since", "2024-02-01", "--format", "json").stdout)
     assert {urn("c"), urn("d")} <= {c["urn"] for c in whole["added"]}
     for fmt, mark in (("mermaid", "flowchart"), ("dot", "digraph"), ("tree", "added:")):
         out = run(
@@ -443,7 +443,7 @@ def test_cli_diff_lists_what_was_added_and_removed(drifted: Path) -> None:
 
 
 def test_cli_history_is_an_assets_timeline(drifted: Path) -> None:
-    answer = json.loads(run(drifted, "history", urn("b"), "--format", "json").output)
+    answer = json.loads(run(drifted, "history", urn("b"), "--format", "json").stdout)
     events = [(e["at"], e["subject"], e["what"], e["other"]) for e in answer["events"]]
     assert (DAY1, urn("b"), "first seen", None) in events
     assert (DAY1, urn("b"), "flows to", urn("o1")) in events

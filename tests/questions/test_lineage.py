@@ -560,7 +560,7 @@ def test_cli_upstream_table_names_the_job_that_reads_each_asset(run) -> None:  #
 def test_cli_upstream_json_and_tree(run) -> None:  # type: ignore[no-untyped-def]
     result = run("upstream", "reports.public.revenue", "--depth", "2", "--format", "json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["start"]["urn"] == REVENUE and data["direction"] == "upstream"
     assert {a["urn"]: a["distance"] for a in data["assets"]} == {
         DAILY: 1, RAW_ORDERS: 2, ENRICHED: 2,
@@ -624,7 +624,7 @@ def test_cli_impact(run) -> None:  # type: ignore[no-untyped-def]
     assert "snowflake Table (3)" in result.output and DASHBOARD_Q in result.output
     assert "reads" in result.output.split("affected transformations")[1].splitlines()[1]
     assert "writes" in result.output.split("affected transformations")[1].splitlines()[1]
-    data = json.loads(run("impact", "raw.public.orders", "--format", "json").output)
+    data = json.loads(run("impact", "raw.public.orders", "--format", "json").stdout)
     assert list(data["groups"]) == ["snowflake/Table"]
     assert len(data["transformations"]) == 5
     writes = {t["urn"]: t["writes"] for t in data["transformations"]}

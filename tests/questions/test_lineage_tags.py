@@ -43,7 +43,7 @@ def by_urn(assets: list[dict[str, Any]]) -> dict[str, list[tuple[Any, ...]]]:
 def test_impact_and_upstream_list_tags_with_their_why(run) -> None:  # type: ignore[no-untyped-def]
     assert run("tag", "RAW.PUBLIC.USERS#EMAIL", "pii=email", "--reason", "e-mail").exit_code == 0
     assert run("tag", "RAW.PUBLIC.USERS", "owner=crm").exit_code == 0
-    impact = json.loads(run("impact", "RAW.PUBLIC.USERS", "--format", "json").output)
+    impact = json.loads(run("impact", "RAW.PUBLIC.USERS", "--format", "json").stdout)
     assert by_urn([impact["start"]]) == {
         RAW: [("owner=crm", RAW, "own", RAW, 0), ("pii=email", EMAIL, "own", EMAIL, 0)]
     }
@@ -71,7 +71,7 @@ def test_impact_and_upstream_list_tags_with_their_why(run) -> None:  # type: ign
     assert f"{LAKE}  (distance 2, tags owner=crm, pii=email, zone=lake)" in text
     assert "(tags owner=crm, pii=email)" in text.splitlines()[0]
 
-    up = json.loads(run("upstream", "s3://lake/users export", "--format", "json").output)
+    up = json.loads(run("upstream", "s3://lake/users export", "--format", "json").stdout)
     assert by_urn(up["assets"])[STG] == [
         ("owner=crm", STG, "derived", RAW, 1),
         ("pii=email", STG_EMAIL, "derived", EMAIL, 1),
@@ -86,7 +86,7 @@ def test_impact_and_upstream_list_tags_with_their_why(run) -> None:  # type: ign
 def test_untagging_clears_the_answers(run) -> None:  # type: ignore[no-untyped-def]
     run("tag", "RAW.PUBLIC.USERS#EMAIL", "pii=email")
     run("untag", "RAW.PUBLIC.USERS#EMAIL", "pii")
-    down = json.loads(run("downstream", "RAW.PUBLIC.USERS", "--format", "json").output)
+    down = json.loads(run("downstream", "RAW.PUBLIC.USERS", "--format", "json").stdout)
     assert {a["urn"]: [t["tag"] for t in a["tags"]] for a in down["assets"]} == {
         STG: [],
         MART: [],

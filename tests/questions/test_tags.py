@@ -212,7 +212,7 @@ def test_cli_tag_tags_and_untag(run) -> None:  # type: ignore[no-untyped-def]
     assert f"tagged pii=email on {EMAIL}" in tagged.output
     shown = run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json")
     assert shown.exit_code == 0, shown.output
-    answer = json.loads(shown.output)
+    answer = json.loads(shown.stdout)
     [tag] = answer["derived"]
     assert (tag["key"], tag["value"], tag["hops"]) == ("pii", "email", 2)
     assert tag["path"] == [EMAIL, STG_EMAIL, MART_EMAIL]
@@ -231,7 +231,7 @@ def test_cli_tag_tags_and_untag(run) -> None:  # type: ignore[no-untyped-def]
         assert drawn.exit_code == 0 and "USERS" in drawn.output, (fmt, drawn.output)
     untagged = run("untag", "RAW.PUBLIC.USERS#EMAIL", "pii", "--reason", "gone")
     assert untagged.exit_code == 0, untagged.output
-    after = json.loads(run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json").output)
+    after = json.loads(run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json").stdout)
     assert after["derived"] == [] and after["own"] == []
 
 
@@ -242,11 +242,11 @@ def test_cli_block_and_unblock(run) -> None:  # type: ignore[no-untyped-def]
         "STG.PUBLIC.USERS#E-Mail ✉", "--reason", "reviewed",
     )  # fmt: skip
     assert blocked.exit_code == 0, blocked.output
-    shown = json.loads(run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json").output)
+    shown = json.loads(run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json").stdout)
     assert shown["derived"] == []
     assert any("reviewed" in s["reason"] for s in shown["stops"])
     assert run("untag", "MART.PUBLIC.USER_COUNTS#EMAIL", "pii", "--block").exit_code == 0
-    shown = json.loads(run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json").output)
+    shown = json.loads(run("tags", "MART.PUBLIC.USER_COUNTS#EMAIL", "--format", "json").stdout)
     assert [d["key"] for d in shown["derived"]] == ["pii"]
 
 
