@@ -18,6 +18,7 @@ from test_explorer_browser import CHROMIUM, DRIVER, by_css, column_urns, drawn, 
 
 from lineagegraph.graph.store import open_store
 from lineagegraph.harvest.openlineage import harvest_openlineage
+from lineagegraph.render.style import CHANGE_COLOURS
 from lineagegraph.settings import GraphSettings
 
 browser = test_explorer_browser.browser  # a fixture: headless chromium
@@ -122,6 +123,71 @@ def test_a_dropped_column_is_shown_marked_when_deleted_ones_are_asked_for(
     assert name.text == "COUPON" and name.get("text-decoration") == "line-through"
 
 
+def _marks(answer: dict[str, Any], root: ET.Element) -> dict[str, str | None]:
+    """ORDERS' columns listed, each with its change since (None: none), checked against the
+    class and outline of its row in the SVG."""
+    marks = {c["name"]: c["change"] for c in answer["columns"] if c["asset"] == ORDERS}
+    urns = [c["urn"] for c in answer["columns"]]
+    for g in root.iter(f"{SVG}g"):
+        if "column" not in (g.get("class") or "").split():
+            continue
+        column = answer["columns"][int(g.get("data-column", -1))]
+        change = column["change"]
+        assert (change in (g.get("class") or "").split()) == bool(change), g.attrib
+        rect = g.find(f"{SVG}rect")
+        assert rect is not None
+        assert (rect.get("stroke") == CHANGE_COLOURS.get(change or "")) == bool(change)
+        assert urns.index(column["urn"]) == int(g.get("data-column", -1))
+    return marks
+
+
+def _feed_marks(answer: dict[str, Any], root: ET.Element) -> dict[tuple[str, str], str | None]:
+    """The column edges as (raw field, ORDERS column) with their change, checked against the
+    SVG's paths."""
+    drawn = {
+        (int(p.get("data-from", -1)), int(p.get("data-to", -1))): p.get("class")
+        for p in root.iter(f"{SVG}path")
+        if "feed" in (p.get("class") or "").split()
+    }
+    urns = [c["urn"] for c in answer["columns"]]
+    marks = {}
+    for e in answer["column_edges"]:
+        pair = (e["from"].rsplit("#", 1)[1], e["to"].rsplit("#", 1)[1])
+        marks[pair] = e["change"]
+        ends = (urns.index(e["from"]), urns.index(e["to"]))
+        assert drawn[ends] == ("feed " + e["change"] if e["change"] else "feed")
+    return marks
+
+
+def test_changes_since_a_time_mark_the_columns_and_edges_added_and_removed(
+    orders_server: Server,
+) -> None:
+    between = "2024-05-05"  # after the first run, before the second
+    for params in ({}, {"include_deleted": "true"}):
+        answer, root = _columns(orders_server, since=between, **params)
+        # COUPON, dropped since, is drawn again (or listed as dropped) and marked removed
+        assert _marks(answer, root) == {
+            "ID": None, "AMOUNT": None, "COUPON": "removed", "DISCOUNT": "added",
+        }  # fmt: skip
+        assert _feed_marks(answer, root) == {
+            ("amount", "AMOUNT"): None,
+            ("coupon", "COUPON"): "removed",
+            ("discount", "DISCOUNT"): "added",
+        }
+        assert answer["column_changes"] == {"added": 2, "removed": 2}
+    # as of a time before the drop, nothing changed since the first run's day
+    answer, root = _columns(orders_server, since=between, as_of=str(DROPPED_AT - 1))
+    assert _marks(answer, root) == {"ID": None, "AMOUNT": None, "COUPON": None}
+    assert answer["column_changes"] == {"added": 0, "removed": 0}
+    # before the first run nothing stood: all that stands is added, nothing removed
+    answer, root = _columns(orders_server, since="2024-04-01")
+    assert set(_marks(answer, root).values()) == {"added"}
+    assert set(_feed_marks(answer, root).values()) == {"added"}
+    # without `since`, nothing is marked and no count is given
+    answer, root = _columns(orders_server)
+    assert set(_marks(answer, root).values()) == {None} and "column_changes" not in answer
+
+
 def test_a_bad_time_is_a_400_with_the_reason(orders_server: Server) -> None:
     for params, reason in [
         ({"as_of": "last tuesday"}, "as_of: not a time"),
@@ -157,6 +223,14 @@ def test_in_the_browser_as_of_lists_then_s_columns_and_dropped_ones_on_request(
     browser.execute_script(set_as_of, DROPPED_AT - 1)
     wait(browser, lambda d: listed(d) == {"ID", "AMOUNT", "COUPON"})
     browser.execute_script(set_as_of, None)
+    wait(browser, lambda d: listed(d) == {"ID", "AMOUNT", "DISCOUNT"})
+    set_since = set_as_of.replace("'as-of'", "'since'")
+    browser.execute_script(set_since, DROPPED_AT - 86_400_000)  # changes since the day before
+    marked = {"ID", "AMOUNT", "DISCOUNT (added)", "COUPON (removed)"}  # tooltips
+    wait(browser, lambda d: listed(d) == marked)
+    summary = browser.find_element("id", "summary").text
+    assert summary.endswith("; columns and their edges 2 added, 2 removed"), summary
+    browser.execute_script(set_since, None)
     wait(browser, lambda d: listed(d) == {"ID", "AMOUNT", "DISCOUNT"})
     browser.find_element("id", "deleted").click()
     dropped = {"ID", "AMOUNT", "DISCOUNT", "COUPON (dropped 2024-05-10 10:00:00Z)"}  # tooltips

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.output import time_text
 from lineagegraph.questions.schemas import dropped_columns
-from lineagegraph.render.style import shows_quality
+from lineagegraph.render.style import CHANGE_COLOURS, shows_quality
 from lineagegraph.render.svg import (
     GAP_Y,
     MARGIN,
     NODE_H,
     NODE_W,
+    changed,
     edge_attrs,
     edge_path,
     fit,
@@ -37,10 +38,10 @@ from lineagegraph.settings import Settings
 MAX_COLUMNS = 40
 """Columns listed in one box: those with lineage on the picture first, then by name."""
 ROW_H, FOOT_H = 18, 8
-_ROW = 'fill="#ffffff" fill-opacity="0.85" stroke="#d1d5db" stroke-width="0.6"'
-_GONE = (
-    'fill="#f3f4f6" fill-opacity="0.85" stroke="#9ca3af" stroke-width="0.6" stroke-dasharray="3 2"'
-)
+_ROW = 'fill="#ffffff" fill-opacity="0.85"', 'stroke="#d1d5db" stroke-width="0.6"'
+_GONE = 'fill="#f3f4f6" fill-opacity="0.85"', 'stroke="#9ca3af" stroke-width="0.6"'
+_DASHED = ' stroke-dasharray="3 2"'  # a dropped or removed column's outline
+_FEED = 'stroke="#2563eb" stroke-width="1.4"'
 _GONE_INK = 'fill="#6b7280" text-decoration="line-through"'  # a dropped column's name
 
 
@@ -54,6 +55,9 @@ class Columns:
     more: dict[str, int]
     feeds: dict[tuple[str, str], tuple[str, ...]]
     dropped: dict[str, int] = field(default_factory=dict)  # column urn -> when (include_deleted)
+    present: frozenset[str] = frozenset()  # every standing column of the assets, listed or not
+    changes: dict[str, str] = field(default_factory=dict)  # column urn -> added, removed
+    feed_changes: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def order(self) -> list[tuple[str, str, str]]:
         """(asset, column urn, name) in the order of the answer's `columns`."""
@@ -72,38 +76,84 @@ def columns(
     when: pictures.When = pictures.NOW,
 ) -> dict[str, Any]:
     """pictures.graph's answer, with the columns drawn in the boxes and listed as `columns`
-    ({urn, name, asset, dropped_at}) and `column_edges` ({from, to, via}, column urns); the
-    columns and their lineage as of `when.as_of` (their changes are not marked, the assets' and
-    their edges' are)."""
+    ({urn, name, asset, dropped_at, change}) and `column_edges` ({from, to, via, change},
+    column urns); the columns and their lineage as of `when.as_of`; with `when.since`, marked
+    added or removed since then as the assets and their edges are (`changes`), and counted in
+    `column_changes`."""
     view = pictures.lineage_view(
         store, settings, name, side, depth, include_deleted, expanded, when
     )
     view = pictures.coloured(store, settings, trim(view), colour)
     found = columns_on(store, view, include_deleted, when.as_of)
+    if when.since is not None:
+        then = columns_on(store, view, False, when.since, unlimited=True)
+        standing = columns_on(store, view, False, when.as_of) if include_deleted else found
+        found = changes(found, set(standing.feeds), then)
     result = pictures.answer(view, colour, lambda shown: to_svg(shown, found), when)
     result["columns"] = [
-        {"urn": u, "name": n, "asset": a, "dropped_at": found.dropped.get(u)}
+        {"urn": u, "name": n, "asset": a, "dropped_at": found.dropped.get(u),
+         "change": found.changes.get(u)}
         for a, u, n in found.order()
-    ]
+    ]  # fmt: skip
     result["column_edges"] = [
-        {"from": a, "to": b, "via": list(via)} for (a, b), via in sorted(found.feeds.items())
+        {"from": a, "to": b, "via": list(via), "change": found.feed_changes.get((a, b))}
+        for (a, b), via in sorted(found.feeds.items())
     ]
+    if when.since is not None:
+        marks = [*found.changes.values(), *found.feed_changes.values()]
+        result["column_changes"] = {c: marks.count(c) for c in CHANGE_COLOURS}
     return result
 
 
+def changes(now: Columns, standing: set[tuple[str, str]], then: Columns) -> Columns:
+    """`now` with its columns and column edges marked against `then` (the same assets' at the
+    earlier time): added when not standing then; removed when standing then and dropped since
+    (a dropped one listed with include_deleted, or else drawn again, as the picture draws a
+    removed asset); an edge likewise (`standing`: those of `now` that still hold)."""
+    marks = {
+        u: "added"
+        for cols in now.listed.values()
+        for u, _ in cols
+        if u not in then.present and u not in now.dropped
+    }
+    marks.update({u: "removed" for u in now.dropped if u in then.present})
+    listed = {asset: list(cols) for asset, cols in now.listed.items()}
+    for asset, cols in then.listed.items():
+        gone = [(u, n) for u, n in cols if u not in now.present and u not in now.dropped]
+        if asset in listed and gone:
+            listed[asset] = sorted([*listed[asset], *gone], key=lambda c: (c[1], c[0]))
+            marks.update({u: "removed" for u, _ in gone})
+    shown = {u for cols in listed.values() for u, _ in cols}
+    feeds = dict(now.feeds)
+    feed_marks = {
+        pair: "added" if pair in standing else "removed"
+        for pair in now.feeds
+        if (pair in standing) != (pair in then.feeds)
+    }
+    for pair, via in then.feeds.items():
+        if pair not in feeds and shown.issuperset(pair):
+            feeds[pair], feed_marks[pair] = via, "removed"
+    return replace(now, listed=listed, feeds=feeds, changes=marks, feed_changes=feed_marks)
+
+
 def columns_on(
-    store: GraphStore, view: View, include_deleted: bool, as_of: int | None = None
+    store: GraphStore,
+    view: View,
+    include_deleted: bool,
+    as_of: int | None = None,
+    unlimited: bool = False,
 ) -> Columns:
     """The columns of the assets on `view` and the FEEDS edges between them (one step of the
     column lineage traversal from all of them at once), as of `as_of` (None: now): a column
     first seen later is not there; one its asset's schema had dropped by then is there only
-    with `include_deleted` (marked dropped)."""
+    with `include_deleted` (marked dropped). Up to MAX_COLUMNS of an asset (all: `unlimited`)."""
     assets = [n.urn for n in view.nodes if n.kind != "Transformation"]
     rows = store.read("explore_columns", {"assets": assets, "as_of": as_of})
     gone = dropped_columns(store, assets, as_of)
     dropped = {
         r["urn"]: at for r in rows if (at := gone.get(r["asset"], {}).get(r["name"])) is not None
     }
+    present = frozenset(r["urn"] for r in rows if r["urn"] not in dropped)
     if not include_deleted:
         rows = [r for r in rows if r["urn"] not in dropped]
     on_picture = {r["urn"] for r in rows}
@@ -121,12 +171,14 @@ def columns_on(
     listed, more = {}, {}
     for asset in assets:
         every = by_asset.get(asset, [])
-        kept = sorted(every, key=lambda c: (c[0] not in linked, c[1]))[:MAX_COLUMNS]
+        limit = None if unlimited else MAX_COLUMNS
+        kept = sorted(every, key=lambda c: (c[0] not in linked, c[1]))[:limit]
         listed[asset] = sorted(kept, key=lambda c: (c[1], c[0]))
         more[asset] = len(every) - len(kept)
     shown = {urn for cols in listed.values() for urn, _ in cols}
     kept_feeds = {pair: via for pair, via in feeds.items() if shown.issuperset(pair)}
-    return Columns(listed, more, kept_feeds, {u: at for u, at in dropped.items() if u in shown})
+    dropped_shown = {u: at for u, at in dropped.items() if u in shown}
+    return Columns(listed, more, kept_feeds, dropped_shown, present)
 
 
 def _heights(view: View, found: Columns) -> dict[str, float]:
@@ -183,7 +235,10 @@ def to_svg(view: View, found: Columns) -> str:
     for (a, b), via in sorted(found.feeds.items()):
         (x1, y1), (x2, y2) = middle[a], middle[b]
         ends = f'data-from="{index[a]}" data-to="{index[b]}"'
-        attrs = f'class="feed" {ends} stroke="#2563eb" stroke-width="1.4"'
+        change = found.feed_changes.get((a, b))
+        stroke = f'stroke="{CHANGE_COLOURS[change]}" stroke-width="2.2"' if change else _FEED
+        dash = ' stroke-dasharray="4 3"' if change == "removed" else ""
+        attrs = f'class="{changed("feed", change)}" {ends} {stroke}{dash}'
         parts.append(edge_path(x1, y1, x2, y2, attrs, via))
     parts.append("</svg>")
     return "".join(parts)
@@ -195,15 +250,20 @@ def _rows(found: Columns, asset: str, x: float, y: float, index: dict[str, int])
     e, parts, top = xml_text, [], y + NODE_H
     for k, (urn, name) in enumerate(found.listed.get(asset, [])):
         ry = top + ROW_H * k
-        gone = found.dropped.get(urn)
-        kind, rect, ink, title = "column", _ROW, 'fill="#111"', e(urn)
+        gone, change = found.dropped.get(urn), found.changes.get(urn)
+        kind, (fill, stroke), ink, title = "column", _ROW, 'fill="#111"', e(urn)
         if gone is not None:
-            kind, rect, ink = "column dropped", _GONE, _GONE_INK
+            kind, (fill, stroke), ink = "column dropped", _GONE, _GONE_INK
             title += f" (dropped {e(time_text(gone) or '')})"
+        if change:  # outlined in its change's colour, as the picture outlines an asset
+            kind, title = changed(kind, change), f"{title} ({change})"
+            stroke = f'stroke="{CHANGE_COLOURS[change]}" stroke-width="2"'
+        if gone is not None or change == "removed":
+            stroke += _DASHED
         parts.append(
             f'<g class="{kind}" data-column="{index[urn]}"><title>{title}</title>'
             f'<rect x="{x + 6:.0f}" y="{ry:.0f}" width="{NODE_W - 12}" height="{ROW_H}" '
-            f'{rect}/><text x="{x + 12:.0f}" y="{ry + 13:.0f}" font-size="11" {ink}'
+            f'{fill} {stroke}/><text x="{x + 12:.0f}" y="{ry + 13:.0f}" font-size="11" {ink}'
             f"{fit(name, 6.6, NODE_W - 24, 40)}>{e(short(name, 40))}"
             "</text></g>"
         )

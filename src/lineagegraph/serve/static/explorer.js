@@ -256,7 +256,10 @@ function draw(picture, onNode) {
   }));
   const changed = picture.legend.some((entry) => entry.class) && picture.changes
     ? ` · ${picture.changes.added} added, ${picture.changes.removed} removed` : "";
-  const counts = `${picture.nodes.length} node(s), ${picture.edges} edge(s)${changed}`;
+  const columns = picture.column_changes  // the column view's own changes, counted apart
+    ? `; columns and their edges ${picture.column_changes.added} added, `
+      + `${picture.column_changes.removed} removed` : "";
+  const counts = `${picture.nodes.length} node(s), ${picture.edges} edge(s)${changed}${columns}`;
   $("summary").textContent = `${picture.title} · ${counts}`;
   say(picture.note || "");
 }
