@@ -12,7 +12,7 @@ from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result
 from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.graph.statements import schema_statements
-from lineagegraph.graph.upgrade import upgrade
+from lineagegraph.graph.upgrade import CHANGED_AT_SINCE, read_marker, upgrade
 from lineagegraph.settings_base import redact
 
 
@@ -81,6 +81,15 @@ class Neo4jStore(GraphStore):
         for text in schema_statements(self.backend):
             self.execute(text, write=True)
         upgrade(self)
+
+    def upgrade_pending(self) -> str | None:
+        if read_marker(self).step >= CHANGED_AT_SINCE:
+            return None
+        return (
+            f"the Neo4j store at {self.location} has not been brought up to date since an older "
+            "lineagegraph wrote it: `diff` misses the changes it wrote until `lineagegraph init` "
+            "(or `lineagegraph serve`) has run once against it"
+        )
 
     def close(self) -> None:
         self._driver.close()
