@@ -86,9 +86,9 @@ class Neo4jStore(GraphStore):
         if read_marker(self).step >= CHANGED_AT_SINCE:
             return None
         return (
-            f"the Neo4j store at {self.location} has not been brought up to date since an older "
-            "lineagegraph wrote it: `diff` misses the changes it wrote until `lineagegraph init` "
-            "(or `lineagegraph serve`) has run once against it"
+            f"`lineagegraph init` of this version has not run on the Neo4j store at "
+            f"{self.location}: if an older version wrote to it, `diff` misses the changes it "
+            "wrote until `lineagegraph init` (or `lineagegraph serve`) runs once against it"
         )
 
     def close(self) -> None:
