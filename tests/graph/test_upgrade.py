@@ -3,8 +3,9 @@ lists its old changes (lineagegraph.graph.upgrade, docs/history.md).
 
 No Neo4j server runs here, so the upgrade's statements and loop also run for real on the
 embedded store, where they must give what its own step (FalkorDBStore._set_changed_at) gives on
-the same graph, and finish after being stopped at any statement. The test on Neo4j itself needs
-Docker (testcontainers) and skips without it.
+the same graph, and finish after being stopped at any statement; and the Neo4j adapter runs them
+through its driver against FalkorDB's Bolt listener. The test on Neo4j itself needs Docker
+(testcontainers) and skips without it.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 from lineagegraph.graph import upgrade
 from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.history import delete_assets
+from lineagegraph.graph.neo4j import Neo4jStore
 from lineagegraph.graph.store import GraphStore, Result, open_store
 from lineagegraph.questions import history
 from lineagegraph.settings import GraphSettings
@@ -189,6 +191,27 @@ def test_the_upgrade_ends_on_nodes_without_history(falkordb: FalkorDBStore) -> N
     upgrade.upgrade(falkordb, page=2)
     assert {t for _, t in times(falkordb)[0]} == {None}
     assert upgrade.read_marker(falkordb).step == upgrade.SCHEMA_STEPS
+
+
+def test_the_neo4j_adapter_runs_the_upgrade_over_bolt(
+    bolt_uri: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Neo4jStore's own path (the driver's managed transactions, parameters over Bolt), on
+    FalkorDB's Bolt listener: everything init_schema does after its schema statements, which
+    that listener does not take (Neo4j's CREATE CONSTRAINT)."""
+    store = Neo4jStore(GraphSettings(uri=bolt_uri))
+    try:
+        old_store(store)
+        with caplog.at_level(logging.WARNING, logger="lineagegraph"):
+            assert listed(store, 150, 260) == []
+        assert "`diff` misses the changes it wrote until `lineagegraph init` (or" in caplog.text
+        upgrade.upgrade(store, page=2)
+        assert store.upgrade_pending() is None
+        assert times(store) == (EXPECTED_NODES, EXPECTED_EDGES)
+        assert listed(store, 150, 260) == OLD_CHANGES
+    finally:
+        store.execute("MATCH (n) DETACH DELETE n", write=True)
+        store.close()
 
 
 @pytest.fixture()
