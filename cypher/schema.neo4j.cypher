@@ -11,6 +11,9 @@ CREATE CONSTRAINT run_id IF NOT EXISTS FOR (n:Run) REQUIRE n.id IS UNIQUE;
 CREATE CONSTRAINT schema_version_urn IF NOT EXISTS FOR (n:SchemaVersion) REQUIRE n.urn IS UNIQUE;
 // Drops of assets not known yet (lineagegraph.graph.history), looked up by urn.
 CREATE INDEX pending_drop_urn IF NOT EXISTS FOR (n:PendingDrop) ON (n.urn);
+// The one schema marker node (lineagegraph.graph.upgrade): two commands opening an older store
+// at once make one, not two.
+CREATE CONSTRAINT lineagegraph_schema_key IF NOT EXISTS FOR (n:LineagegraphSchema) REQUIRE n.key IS UNIQUE;
 // Range indexes for `lineagegraph diff` (docs/history.md). A node's changed_at is the newest
 // of its own history times and those of the lineage edges leaving it, so what changed since a
 // time is an index range on nodes. The labels are indexed already (urn), so a range costs little

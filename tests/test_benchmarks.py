@@ -24,6 +24,11 @@ SCRIPTS = sorted((ROOT / "benchmarks").glob("bench_*.py"))
 # Per script, lines its figures must show: a throughput or latency, and a ratio to its baseline.
 FIGURES = {
     "bench_alerts": [r"evaluate all rules: median [\d.]+ s", r"ratio: evaluate [\d.]+x the reads"],
+    "bench_changed_at_upgrade": [
+        r"Neo4j statements \(urn pages of [\d,]+\): [\d.]+ s, server CPU [\d.]+ s",
+        r"the same changed_at on every asset and FLOWS_TO: True",
+        r"ratio: urn pages [\d.]+x the id pages",
+    ],
     "bench_cli_warm": [r"warm, serve running: +median [\d.]+ s", r"ratio: cold [\d.]+x warm"],
     "bench_dbt": [r"[\d,]+ models/s", r"ratio: harvest [\d.]+x json.load alone"],
     "bench_file_node": [r"\d+ B/object", r"ratio: urn only [\d.]+x the baseline"],

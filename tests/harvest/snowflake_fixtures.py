@@ -122,10 +122,13 @@ def _without_history(props: dict[str, Any]) -> dict[str, Any]:
 
 
 def dump_graph(store: GraphStore, *, history: bool = True) -> tuple[list[Any], list[Any]]:
-    """Every node but :HarvestRun and every edge, with all properties, in a stable order;
-    without the history of nodes and edges unless `history`."""
+    """Every node but :HarvestRun (and Neo4j's schema marker, which a test's DETACH DELETE
+    removes) and every edge, with all properties, in a stable order; without the history of
+    nodes and edges unless `history`."""
     nodes = store.execute(
-        "MATCH (n) WHERE NOT n:HarvestRun RETURN labels(n) AS l, properties(n) AS p", write=False
+        "MATCH (n) WHERE NOT n:HarvestRun AND NOT n:LineagegraphSchema "
+        "RETURN labels(n) AS l, properties(n) AS p",
+        write=False,
     ).rows
     edges = store.execute(
         "MATCH (a)-[e]->(b) RETURN a.urn AS a, type(e) AS t, b.urn AS b, properties(e) AS p",

@@ -47,6 +47,12 @@ class GraphStore(ABC):
         read) skips init_schema's writes."""
         self.init_schema()
 
+    def upgrade_pending(self) -> str | None:
+        """What to run when this store was written by an older version and init_schema has not
+        brought it up to date yet (then `diff` misses its older changes), else None. The
+        embedded store brings itself up to date when it opens."""
+        return None
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -12,6 +12,7 @@ from lineagegraph.errors import WRITE_REFUSED, QueryError, StoreError
 from lineagegraph.graph.base import GraphStore, Result
 from lineagegraph.graph.settings import GraphSettings
 from lineagegraph.graph.statements import schema_statements
+from lineagegraph.graph.upgrade import CHANGED_AT_SINCE, read_marker, upgrade
 from lineagegraph.settings_base import redact
 
 
@@ -75,8 +76,20 @@ class Neo4jStore(GraphStore):
             raise QueryError(f"Neo4j failed the query: {exc.message}") from None
 
     def init_schema(self) -> None:
+        """Create the constraints and indexes, then run the schema steps an older store has
+        not done (lineagegraph.graph.upgrade: its marker node says which)."""
         for text in schema_statements(self.backend):
             self.execute(text, write=True)
+        upgrade(self)
+
+    def upgrade_pending(self) -> str | None:
+        if read_marker(self).step >= CHANGED_AT_SINCE:
+            return None
+        return (
+            f"`lineagegraph init` of this version has not run on the Neo4j store at "
+            f"{self.location}: if an older version wrote to it, `diff` misses the changes it "
+            "wrote until `lineagegraph init` (or `lineagegraph serve`) runs once against it"
+        )
 
     def close(self) -> None:
         self._driver.close()

@@ -13,6 +13,7 @@ the source's time: every one within the window counts.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -29,6 +30,8 @@ from lineagegraph.render.formats import PICTURE_FORMATS, picture
 from lineagegraph.render.views import Edge, Node, View, label
 from lineagegraph.schemas import Change as SchemaChange
 from lineagegraph.schemas import changes_by_asset
+
+log = logging.getLogger(__name__)
 
 ChangeKind = Literal["added", "removed"]
 EDGE_KINDS = ("FLOWS_TO", "FEEDS", "READS_FROM", "WRITES_TO")
@@ -166,6 +169,8 @@ def diff(
     the asset `asset`, either way."""
     if until <= since:
         raise UsageError(f"--until ({time_text(until)}) must be after --since ({time_text(since)})")
+    if pending := store.upgrade_pending():  # its older changes have no changed_at to be found by
+        log.warning("%s", pending)
     window = {"since": since, "until": until}
     around = None if asset is None else _around(store, asset, depth)
     changes: list[Change] = []
