@@ -29,7 +29,7 @@ from s3_fixtures import (
 from lineagegraph.graph.store import GraphStore
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.s3 import settle
-from lineagegraph.harvest.s3.harvester import harvest_s3, harvest_s3_inventory
+from lineagegraph.harvest.s3.harvester import harvest_s3, harvest_s3_inventory, summary
 from lineagegraph.harvest.s3.scan import ScanStats
 from lineagegraph.questions import history, lineage
 
@@ -111,6 +111,7 @@ def test_a_dataset_a_complete_scan_empties_is_deleted_and_its_lineage_stops(
     assert report.status == "success" and report.soft_deleted == 2  # DIRECT's drop is one
     assert run_of(store, report.run_id)["count_datasets_deleted"] == 1
     assert run_of(store, report.run_id)["count_files_deleted"] == 1
+    assert "2 soft-deleted (lineage stopped: 1 of them, 1 datasets)," in summary(report)
 
     assert asset(store, gone)["deleted_at"] == at and asset(store, gone)["deleted"] == [at]
     assert edges(store, gone) == {"FLOWS_TO": at, "READS_FROM": at, "FEEDS": at}
