@@ -26,11 +26,15 @@ from s3_fixtures import (
     write_inventory,
 )
 
+from lineagegraph.graph.history import History
 from lineagegraph.graph.store import GraphStore
+from lineagegraph.graph.writer import GraphWriter
 from lineagegraph.harvest.openlineage import harvest_openlineage
 from lineagegraph.harvest.s3 import settle
 from lineagegraph.harvest.s3.harvester import harvest_s3, harvest_s3_inventory, summary
 from lineagegraph.harvest.s3.scan import ScanStats
+from lineagegraph.model import Asset, Flow
+from lineagegraph.pipeline import now_ms
 from lineagegraph.questions import history, lineage
 
 OUT = "postgres://db:5432/mart.public.daily"  # the job's output, outside S3
@@ -200,6 +204,34 @@ def test_an_object_soft_deleted_before_it_had_lineage_keeps_that_deletion_when_d
     assert [w for _, w in told] == ["first seen", "deleted", "back", "deleted"]
     assert [t for t, _ in told][1:] == [t1, back[0], t3]
     assert (t3, "stopped: read by") in {(e.at, e.what) for e in history.timeline(store, urn).events}
+
+
+def test_lineage_without_a_job_on_an_object_stops_when_a_scan_no_longer_sees_it(
+    store: GraphStore, moto: BaseClient, bucket: str, moto_endpoint: str
+) -> None:
+    """A FLOWS_TO without a transformation (no READS_FROM beside it, no run to drift against):
+    only the object's deletion stops it."""
+    put_many(moto, bucket, KEPT)
+    settings = s3_settings(moto_endpoint, page_size=5)
+    harvest_s3(store, settings, bucket)
+    obj = f"s3://{bucket}/kept/03.csv"
+    items = [
+        Asset(OUT, "Table", "postgres", "mart.public.daily", now_ms()),
+        Flow(obj, OUT, now_ms()),
+    ]
+    writer = GraphWriter(store)
+    writer.add_all(items)
+    writer.flush()
+    history = History()
+    history.take(items)
+    history.write(store)
+    assert upstream(store) == {obj}
+    moto.delete_object(Bucket=bucket, Key="kept/03.csv")
+    report = harvest_s3(store, settings, bucket)
+    at = run_of(store, report.run_id)["watermark"]
+    assert report.soft_deleted == 1 and run_of(store, report.run_id)["count_files_deleted"] == 1
+    assert edges(store, obj) == {"FLOWS_TO": at} and asset(store, obj)["deleted_at"] == at
+    assert upstream(store) == set() and upstream(store, as_of=at - 1) == {obj}
 
 
 def test_a_harvest_killed_before_stopping_the_lineage_is_finished_by_the_next(
