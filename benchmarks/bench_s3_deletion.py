@@ -3,17 +3,19 @@
 A complete scan settles each scope (src/lineagegraph/harvest/s3/settle.py): it counts the
 scope's objects, soft-deletes those it did not see, and refreshes the roll-ups. Since drift
 (docs/history.md), it also finds the datasets the scan left empty (s3_scope_vanished), keeps
-those that lineage runs through (s3_datasets_in_lineage) and deletes them with their lineage
-(delete_assets: three statements). With the mass-delete guard on, the vanished datasets were
+those that lineage runs through (s3_datasets_in_lineage), and the unseen objects that lineage
+names directly (s3_scope_files_in_lineage, a pass over the scope's objects), and deletes them
+with their lineage (delete_assets). With the mass-delete guard on, the vanished datasets were
 already read by the guard; with `--allow-mass-delete`, as here, they are read for this alone:
 this is the most the new work can add.
 
 The graph, written directly (no S3 server): `--objects` objects under one scope in datasets of
 200, every third dataset read by a job into a table of its own (FLOWS_TO, READS_FROM,
-WRITES_TO, and a FEEDS from its column). Then a settle that saw none of them (all unseen, the
-largest deletion). The time of each statement is summed by what it belongs to: the scope step as
-it was (counts, soft delete), the roll-ups, and the new work. CPU seconds of this process and of
-the embedded server, wall seconds, and the load average; a fresh graph each round.
+WRITES_TO, and a FEEDS from its column), and one object of every thirtieth dataset read by a
+job of its own (READS_FROM and FLOWS_TO on the :File). Then a settle that saw none of them (all
+unseen, the largest deletion). The time of each statement is summed by what it belongs to: the
+scope step as it was (counts, soft delete), the roll-ups, and the new work. CPU seconds of this
+process and of the embedded server, wall seconds, and the load average; a fresh graph each round.
 
     python benchmarks/bench_s3_deletion.py                  # 200,000 objects, 2 rounds
     python benchmarks/bench_s3_deletion.py --objects 20000 --rounds 1
@@ -52,6 +54,7 @@ SCOPE_STEP = ("s3_scope_counts", "s3_soft_delete")
 NEW = (
     "s3_scope_vanished",
     "s3_datasets_in_lineage",
+    "s3_scope_files_in_lineage",
     "history_assets",  # delete_assets: a window of drops (graph.history)
     "history_state_flows",
     "history_state_feeds",
@@ -68,9 +71,9 @@ NEW = (
 )
 
 
-def build(store: GraphStore, objects: int) -> int:
-    """`objects` files in datasets of PER_DATASET, a third of the datasets in lineage; returns
-    how many datasets lineage runs through."""
+def build(store: GraphStore, objects: int) -> tuple[int, int]:
+    """`objects` files in datasets of PER_DATASET, a third of the datasets in lineage and an
+    object of every thirtieth; returns how many datasets and objects lineage runs through."""
     datasets = -(-objects // PER_DATASET)
     urns = [f"s3://{BUCKET}/t{d:05}" for d in range(datasets)]
     rows = [{"urn": u, "name": u.rsplit("/", 1)[1], "seen": T0} for u in urns]
@@ -97,8 +100,17 @@ def build(store: GraphStore, objects: int) -> int:
             Column(f"{table}#x", table, "x", T0),
             ColumnFeed(f"{src}#x", f"{table}#x", T0, job),
         ])  # fmt: skip
+    direct = [f"{urn}/part-{d * PER_DATASET:07}.parquet" for d, urn in enumerate(urns)][1::30]
+    for n, src in enumerate(direct):
+        job, table = f"spark://bench/file-job{n}", f"warehouse://db/file-out{n}"
+        writer.add_all([
+            Asset(table, "Table", "warehouse", f"file-out{n}", T0),
+            Transformation(job, "spark", f"file-job{n}", f"file-run{n}", T0, reads=(src,),
+                           writes=(table,)),
+            Flow(src, table, T0, job),
+        ])  # fmt: skip
     writer.flush()
-    return len(read)
+    return len(read), len(direct)
 
 
 def _chunks(rows: Any, size: int) -> Any:
@@ -160,8 +172,9 @@ def one_round(root: Path, objects: int) -> None:
     try:
         store.ensure_schema()
         began = time.perf_counter()
-        in_lineage = build(store, objects)
-        print(f"  graph: {objects:,} objects, {in_lineage:,} datasets in lineage, "
+        in_lineage, files_in_lineage = build(store, objects)
+        print(f"  graph: {objects:,} objects, {in_lineage:,} datasets and "
+              f"{files_in_lineage:,} objects in lineage, "
               f"{time.perf_counter() - began:.1f} s")  # fmt: skip
         meter = Meter(store, data_dir)
         run = HarvestRun("s3", f"s3://{BUCKET}/")
@@ -171,10 +184,11 @@ def one_round(root: Path, objects: int) -> None:
         assert not errors, errors
         assert run.counts["soft_deleted"] == objects, run.counts
         assert run.counts["datasets_deleted"] == in_lineage, run.counts
+        assert run.counts["files_deleted"] == files_in_lineage, run.counts
         step, new, whole = meter.total(SCOPE_STEP), meter.total(NEW), meter.total()
         for label, (wall, cpu, server) in (
             ("scope step as it was (counts, soft delete)", step),
-            ("new: emptied datasets, their deletion and lineage stops", new),
+            ("new: emptied datasets, lineage objects, their deletion", new),
             ("the whole settle (with roll-ups)", whole),
         ):
             print(f"  {label:56} wall {wall:6.2f} s  cpu {cpu:5.2f} s  server cpu {server:6.2f} s")

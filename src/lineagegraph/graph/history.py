@@ -175,7 +175,11 @@ class History:
         out: dict[str, _Asset] = {}
         for row in store.read("history_assets", {"urns": urns}) if urns else []:
             stored = list(row["drops"] or ())
-            drops = sorted({*stored, *(row["pending"] or ()), *self._drops.get(row["urn"], ())})
+            # a deletion made outside the history (an S3 soft delete) is a drop too: a drop
+            # later derives `deleted` from the drops and keeps it
+            outside = row["deleted"] or ()
+            window = self._drops.get(row["urn"], ())
+            drops = sorted({*stored, *outside, *(row["pending"] or ()), *window})
             asset = _Asset(row["known"], row["first_seen"], row["last_seen"], drops)
             asset.derived = (row["deleted"], row["restored"], row["deleted_at"])
             out[row["urn"]] = asset
@@ -504,12 +508,14 @@ def _presence(
 ) -> tuple[list[int], list[int], int | None]:
     """An asset's `deleted`, `restored` and `deleted_at` from its drops: a drop deletes it
     while it is there (a sighting in the same millisecond is before the drop); its next
-    sighting after (a run reading or writing it, or its first or last sighting) brings it back.
+    sighting after (a run reading or writing it, its first or last sighting, or a return
+    stored before: an S3 listing that found it again) brings it back.
     """
     first = asset.first_seen
+    sightings = [asset.first_seen, asset.last_seen, *((asset.derived or ((), ()))[1] or ())]
 
     def next_sighting(d: int) -> int | None:
-        found = [t for t in (asset.first_seen, asset.last_seen) if t is not None and t > d]
+        found = [t for t in sightings if t is not None and t > d]
         for starts, untils, runs in seen:
             for start, until in zip(starts, untils, strict=False):
                 if start > d:

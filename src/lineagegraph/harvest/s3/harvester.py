@@ -194,10 +194,14 @@ def summary(report: S3Report) -> str:
     """The line a person reads about a listing or an inventory report."""
     stats = report.stats
     marker = "marker" if stats.folder_markers == 1 else "markers"
+    files, datasets = (report.counts.get(f"{k}_deleted", 0) for k in ("files", "datasets"))
+    stopped = (
+        f" (lineage stopped: {files:,} of them, {datasets:,} datasets)" if files or datasets else ""
+    )
     return (
         f"{report.scope}: {stats.objects:,} objects ({human_bytes(stats.bytes)}), "
         f"{stats.folder_markers:,} folder {marker}, {report.datasets:,} datasets, "
-        f"{report.soft_deleted:,} soft-deleted, in {stats.elapsed:,.1f} s "
+        f"{report.soft_deleted:,} soft-deleted{stopped}, in {stats.elapsed:,.1f} s "
         f"({stats.rate:,.0f} objects/s); run {report.run_id}: {report.status}"
     )
 

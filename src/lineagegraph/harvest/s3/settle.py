@@ -5,7 +5,8 @@ completed; a scope that failed, was interrupted or was denied deletes nothing, a
 scan that would lose more than ``s3.max_delete_share`` of its scope stops: a rewrite (a dataset
 whose old objects were replaced by new ones) is not a loss (docs/deletion.md). A dataset that
 lineage runs through and that the scan leaves without a live object is deleted with it, and
-its lineage stops at the scan's start (docs/history.md), as a Snowflake DROP's does.
+so is an object that lineage names directly (a job reading one file): their lineage stops at
+the scan's start (docs/history.md), as a Snowflake DROP's does.
 
 Dataset roll-ups (objects, bytes, per storage class) are recomputed from the graph's present
 files afterwards, so they also count files outside the scanned prefix.
@@ -68,11 +69,13 @@ def settle(
             if refusal:
                 errors.append(refusal)
                 continue
-        # The datasets first: a run killed between the two finds the objects unseen again and
+        # The drops first: a run killed between the two finds the objects unseen again and
         # finishes; the other way round it would find nothing unseen and never stop the lineage.
-        run.counts["datasets_deleted"] += stop_lineage(store, vanished, started)
+        datasets, files = stop_lineage(store, scope, vanished, started)
+        run.counts["datasets_deleted"] += datasets
+        run.counts["files_deleted"] += files
         deleted = store.run("s3_soft_delete", params).records()[0]["deleted"]
-        run.counts["soft_deleted"] += int(deleted)
+        run.counts["soft_deleted"] += int(deleted) + files  # the dropped files are deleted too
     for scope in scopes:
         if scope not in failures:  # its objects, one by one, replace its inventory roll-ups
             params = {"bucket": scope.bucket, "prefix": scope.prefix, "seen": started}
@@ -81,16 +84,22 @@ def settle(
     return errors
 
 
-def stop_lineage(store: GraphStore, vanished: list[dict[str, Any]], started: int) -> int:
-    """Delete, as of the scan's start, the emptied datasets (`vanished`) that lineage runs
-    through, and stop their lineage with them (a DROP's `delete_assets`): no object is left
-    under them for a job to read or write. Returns how many were deleted."""
-    rows: list[dict[str, Any]] = []
+def stop_lineage(
+    store: GraphStore, scope: Scope, vanished: list[dict[str, Any]], started: int
+) -> tuple[int, int]:
+    """Delete, as of the scan's start, what lineage runs through and the scan of `scope` left
+    gone, and stop its lineage with it (a DROP's `delete_assets`): the emptied datasets
+    (`vanished`) with lineage, and the unseen objects that lineage names directly. Returns how
+    many datasets and objects were deleted."""
+    urns: list[str] = []
     for page in chunks((row["dataset"] for row in vanished), ROLLUP_PAGE):
         found = store.read("s3_datasets_in_lineage", {"urns": page, "started": started})
-        rows += ({"urn": row["urn"], "at": started} for row in found)
-    delete_assets(store, rows)
-    return len(rows)
+        urns += (row["urn"] for row in found)
+    datasets = len(urns)
+    found = store.read("s3_scope_files_in_lineage", {"root": scope.url, "started": started})
+    urns += (row["urn"] for row in found)
+    delete_assets(store, [{"urn": urn, "at": started} for urn in urns])
+    return datasets, len(urns) - datasets
 
 
 ADVICE = (
