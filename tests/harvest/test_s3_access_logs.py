@@ -64,6 +64,17 @@ def test_generated_keys_come_back_exactly(key: str) -> None:
     assert found == [Read("lake", key, ROLE, AT)]
 
 
+def test_an_object_named_dash_is_told_from_no_key_by_the_request_uri() -> None:
+    """The log writes the key `-` as it writes no key; the request URI says which it was."""
+    path_style = access_line("lake", "-", AT)
+    virtual_host = path_style.replace('"GET /lake/- HTTP/1.1"', '"GET /- HTTP/1.1"')
+    assert virtual_host != path_style
+    no_key = path_style.replace('"GET /lake/- HTTP/1.1"', '"GET /lake/ HTTP/1.1"')
+    found, problems = reads_of("\n".join([path_style, virtual_host, no_key]).encode())
+    assert found == [Read("lake", "-", ROLE, AT)] * 2
+    assert problems.skipped == 1 and problems.named[0].endswith(":3: REST.GET.OBJECT with no key")
+
+
 def test_reads_are_get_head_copy_source_and_select_and_only_when_they_succeeded() -> None:
     ops = ["REST.GET.OBJECT", "REST.HEAD.OBJECT", "REST.COPY.OBJECT_GET", "REST.POST.SELECT",
            "REST.PUT.OBJECT", "REST.DELETE.OBJECT", "REST.GET.BUCKET",

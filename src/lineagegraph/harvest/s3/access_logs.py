@@ -159,7 +159,7 @@ class AccessLogParser:
                     continue
                 if operation not in operations:
                     continue
-                if key == "-" or not key:
+                if not key or (key == "-" and not _names_dash(rest[1:end], bucket)):
                     raise BadRecord(f"{operation} with no key")
                 stamp = day + " " + zone
                 at = times.get(stamp)
@@ -257,6 +257,15 @@ def _day(date: str) -> int:
         return calendar.timegm(datetime(int(year), number, int(day)).timetuple())
     except ValueError as exc:
         raise BadRecord(f"bad date {date!r}: {exc}") from None
+
+
+def _names_dash(request: str, bucket: str) -> bool:
+    """Whether a line whose key field is `-` reads the object named `-`, which the log writes
+    as it writes no key: its request URI (`GET /bucket/- HTTP/1.1`, or `GET /- ...` addressed
+    to the bucket's own host name) tells."""
+    parts = request.split(" ")
+    path = unquote(parts[1].split("?", 1)[0]) if len(parts) > 1 else ""
+    return path in ("/-", f"/{bucket}/-")
 
 
 def decode_log_key(key: str) -> str:
