@@ -24,7 +24,3 @@ CREATE INDEX FOR (n:Column) ON (n.changed_at);
 CREATE INDEX FOR (n:Transformation) ON (n.changed_at);
 CREATE INDEX FOR (n:Column) ON (n.first_seen);
 CREATE INDEX FOR (n:SchemaVersion) ON (n.at);
-// The FLOWS_TO edges by when they were first seen: the orphan, cost and recommend reports find
-// the consuming flows through it (orphans_consumed_assets) instead of scanning every asset.
-// FLOWS_TO edges are few beside the objects, so it costs little memory.
-CREATE INDEX FOR ()-[e:FLOWS_TO]-() ON (e.first_seen);

@@ -24,5 +24,3 @@ CREATE INDEX column_changed_at IF NOT EXISTS FOR (n:Column) ON (n.changed_at);
 CREATE INDEX transformation_changed_at IF NOT EXISTS FOR (n:Transformation) ON (n.changed_at);
 CREATE INDEX column_first_seen IF NOT EXISTS FOR (n:Column) ON (n.first_seen);
 CREATE INDEX schema_version_at IF NOT EXISTS FOR (n:SchemaVersion) ON (n.at);
-// The FLOWS_TO edges by when they were first seen (orphans_consumed_assets starts from them).
-CREATE INDEX flows_to_first_seen IF NOT EXISTS FOR ()-[e:FLOWS_TO]-() ON (e.first_seen);
