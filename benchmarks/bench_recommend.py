@@ -11,6 +11,10 @@ The prefixes it proposes rules for are checked against those the generator left 
     python benchmarks/bench_recommend.py                    # 1,000,000 objects: minutes
     python benchmarks/bench_recommend.py --files 10000000 --keep /data/lake10m
         # the goal: under 60 s at 10,000,000 objects (reuses bench_orphans.py's kept graph)
+
+Measured at 10,000,000 objects (built in 1,856.8 s, load 2.2-2.5): recommend 48.3 s and
+49.4 s (server CPU 60.0 s) against the cost report's 65.4 s (0.74x); 17,126 prefixes, as the
+generator's (goal: met). Once, beside a test suite: 60.4 s, then 47.4 s (docs/benchmarks.md).
 """
 
 from __future__ import annotations
