@@ -114,11 +114,11 @@ def test_the_column_view_lists_columns_and_their_lineage(explorer_server: Server
     assert all(c["urn"] == f"{c['asset']}#{c['name']}" for c in view["columns"])
     mart, export = ["openlineage://airflow/mart"], ["openlineage://airflow/export"]
     assert view["column_edges"] == [
-        {"from": f"{DAILY}#DAY", "to": f"{EXPORT}#day", "via": export},
-        {"from": f"{DAILY}#TOTAL", "to": f"{EXPORT}#total", "via": export},
-        {"from": f"{ORDERS}#{IMG}", "to": f"{DAILY}#NOTE", "via": mart},
-        {"from": f"{ORDERS}#AMOUNT", "to": f"{DAILY}#TOTAL", "via": mart},
-        {"from": f"{ORDERS}#ORDERED_AT", "to": f"{DAILY}#DAY", "via": mart},
+        {"from": f"{DAILY}#DAY", "to": f"{EXPORT}#day", "via": export, "change": None},
+        {"from": f"{DAILY}#TOTAL", "to": f"{EXPORT}#total", "via": export, "change": None},
+        {"from": f"{ORDERS}#{IMG}", "to": f"{DAILY}#NOTE", "via": mart, "change": None},
+        {"from": f"{ORDERS}#AMOUNT", "to": f"{DAILY}#TOTAL", "via": mart, "change": None},
+        {"from": f"{ORDERS}#ORDERED_AT", "to": f"{DAILY}#DAY", "via": mart, "change": None},
     ]  # raw/orders is two hops away: not on the picture, so neither are its columns' edges
 
     # the SVG is well-formed XML (no control character in it) and names are only text in it
